@@ -1,0 +1,80 @@
+"""Step 6: the extension modules setuptools is told about.
+
+Two kinds: the thin ``_C`` stub that ``build_ext`` compiles and links to the
+CMake-built binding library (PyTorch's stub.c shape), and extension modules that
+CMake builds and installs into the package tree itself, which ``build_ext`` only
+copies into a wheel's build folder.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from setuptools import Extension
+
+from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .project import Project
+
+STUB_KEYS = frozenset({"name", "sources", "libraries", "rpath", "include-dirs", "define-macros"})
+
+
+class CMakeBuiltExtension(Extension):
+    """An extension module CMake already built and installed into the package tree."""
+
+    def __init__(self, name: str):
+        super().__init__(name, sources=[])
+
+
+def stub_extension(project: "Project") -> Extension | None:
+    from .flags import OsxTarget, extension_flags, relative_rpath_args
+
+    spec = project.settings["extension"]
+    if not spec:
+        return None
+    unknown = set(spec) - STUB_KEYS
+    if unknown or not isinstance(spec.get("name"), str) or not isinstance(spec.get("sources"), list):
+        raise ConfigError(
+            f"[tool.buildkit.extension] needs `name` and `sources`{'; unknown keys: ' + ', '.join(sorted(unknown)) if unknown else ''}.",
+            f"Known keys: {', '.join(sorted(STUB_KEYS))}. Example: name = \"pkg._C\", sources = [\"csrc/stub.c\"], "
+            "libraries = [\"pkg_python\"].")
+    package_dir = project.settings.package_dir
+    lib_dir = package_dir / spec.get("rpath", "lib")
+    ext_dir = project.root.joinpath(*spec["name"].split(".")[:-1])
+    build_type = project.options.resolve_build_type(_cached_build_type(project))
+    osx = None
+    if sys.platform == "darwin":
+        from .flags import osx_target
+
+        osx = osx_target(osx_architectures=project.options.osx_architectures, archflags=project.options.archflags,
+                         host_platform=project.options.host_platform, sysroot=project.options.osx_sysroot,
+                         deployment_target=project.options.macosx_deployment_target)
+    flags = extension_flags(build_type, rpath_dirs=(), osx=osx or OsxTarget())
+    rpath = os.path.relpath(lib_dir, ext_dir)
+    return Extension(
+        spec["name"],
+        sources=[str(Path(s)) for s in spec["sources"]],
+        libraries=list(spec.get("libraries", [])),
+        library_dirs=[str(lib_dir)],
+        include_dirs=[str(package_dir / "include"), *spec.get("include-dirs", [])],
+        define_macros=[tuple(m) for m in spec.get("define-macros", [])],
+        extra_compile_args=list(flags.compile_args),
+        extra_link_args=[*flags.link_args, *relative_rpath_args(rpath)],
+        language="c",
+    )
+
+
+def cmake_extensions(project: "Project") -> list[Extension]:
+    return [CMakeBuiltExtension(item["name"]) for item in project.settings["cmake-extensions"]
+            if project.condition(item.get("when"))]
+
+
+def _cached_build_type(project: "Project") -> str | None:
+    cache = project.cache
+    if cache is None or "CMAKE_BUILD_TYPE" not in cache:
+        return None
+    return cache["CMAKE_BUILD_TYPE"].value or None

@@ -1,0 +1,122 @@
+#pragma once
+// The operator registry. Each operator keeps the kernels registered per dispatch
+// key plus a dispatch table indexed by runtime key; the table is recomputed
+// whenever a kernel or fallback registers, so a call is one array lookup.
+//
+// Resolution for a runtime key K (PyTorch's OperatorEntry order):
+//   1. a kernel registered for K
+//   2. CompositeExplicitAutograd            (backend keys)
+//   3. CompositeImplicitAutograd            (backend keys; for Autograd only when
+//                                            the op has no backend/explicit kernel)
+//   4. the Autograd alias                   (we have one autograd key, so this is 1.)
+//   5. the fallback registered for K
+//   6. an error kernel: "no kernel for op X on key K"
+#include <array>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dispatch/DispatchKey.h"
+#include "dispatch/Schema.h"
+
+namespace tensorlet {
+
+class OperatorHandle;
+using BoxedKernelFn = void (*)(const OperatorHandle& op, DispatchKeySet keys, Stack* stack);
+
+struct KernelFunction {
+  BoxedKernelFn fn = nullptr;
+  std::string name;  // for introspection: "add_impl", "fallback(Tracing)"...
+};
+
+struct OperatorEntry {
+  std::string name;  // "tensorlet::add.Tensor"
+  std::optional<FunctionSchema> schema;
+  std::array<std::optional<KernelFunction>, kNumDispatchKeys> kernels;
+  std::array<KernelFunction, kNumRuntimeKeys> table;
+  // Derived from the schema, used on every call.
+  std::vector<int> tensor_args, device_args, mutable_args;
+  size_t num_args = 0;
+};
+
+class OperatorHandle {
+ public:
+  explicit OperatorHandle(OperatorEntry* e) : entry_(e) {}
+  const std::string& name() const { return entry_->name; }
+  const FunctionSchema& schema() const;
+  bool has_schema() const { return entry_->schema.has_value(); }
+  // The kernel a call with `keys` would run (for tests and introspection).
+  const KernelFunction& kernel_for(DispatchKey k) const { return entry_->table[static_cast<int>(k)]; }
+  bool has_kernel_registered(DispatchKey k) const { return entry_->kernels[static_cast<int>(k)].has_value(); }
+  OperatorEntry* entry() const { return entry_; }
+
+ private:
+  OperatorEntry* entry_;
+};
+
+// Thread-local keys added to / removed from every call's key set.
+struct LocalDispatchKeySet {
+  DispatchKeySet included;
+  DispatchKeySet excluded;
+};
+LocalDispatchKeySet& local_dispatch_keys();
+
+// RAII: exclude `keys` for the current thread (how a kernel "redispatches below" itself).
+class ExcludeDispatchKeyGuard {
+ public:
+  explicit ExcludeDispatchKeyGuard(DispatchKeySet keys)
+      : saved_(local_dispatch_keys().excluded) {
+    local_dispatch_keys().excluded = saved_ | keys;
+  }
+  ~ExcludeDispatchKeyGuard() { local_dispatch_keys().excluded = saved_; }
+
+ private:
+  DispatchKeySet saved_;
+};
+
+// Autograd records history only while grad mode is on (see no_grad()).
+struct GradMode {
+  static bool is_enabled();
+  static void set_enabled(bool enabled);
+};
+class AutoGradMode {
+ public:
+  explicit AutoGradMode(bool enabled) : prev_(GradMode::is_enabled()) { GradMode::set_enabled(enabled); }
+  ~AutoGradMode() { GradMode::set_enabled(prev_); }
+
+ private:
+  bool prev_;
+};
+
+class Dispatcher {
+ public:
+  static Dispatcher& singleton();
+
+  void def(const std::string& schema, const std::string& ns, const std::string& debug);
+  void impl(const std::string& qualified_name, DispatchKey key, KernelFunction kernel);
+  void fallback(DispatchKey key, KernelFunction kernel);
+
+  OperatorHandle find_or_throw(const std::string& qualified_name);
+  std::optional<OperatorHandle> find(const std::string& qualified_name);
+  std::vector<std::string> operator_names();
+  bool has_fallback(DispatchKey key) const { return fallbacks_[static_cast<int>(key)].has_value(); }
+
+  // Runs `op` on the arguments at the top of `stack` and leaves its results there.
+  void call(const OperatorHandle& op, Stack* stack);
+  // Runs the kernel for the highest key of `keys` (kernels use it to go below themselves).
+  void redispatch(const OperatorHandle& op, DispatchKeySet keys, Stack* stack);
+  DispatchKeySet compute_keys(const OperatorEntry& e, const Stack& stack) const;
+
+ private:
+  OperatorEntry& entry_locked(const std::string& name);
+  void update_table(OperatorEntry& e);
+
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::unique_ptr<OperatorEntry>> operators_;
+  std::array<std::optional<KernelFunction>, kNumRuntimeKeys> fallbacks_;
+};
+
+}  // namespace tensorlet

@@ -1,0 +1,150 @@
+// Shapes, dtypes and output allocation for the elementwise ops. The same
+// kernels serve the CPU and Meta keys: for Meta they stop before the loop.
+#include "ops/Elementwise.h"
+
+#include "generated/Functions.h"
+#include "generated/NativeFunctions.h"
+#include "ops/TensorIterator.h"
+
+namespace tensorlet::native {
+namespace {
+
+bool is_comparison(BinaryOp op) { return op == BinaryOp::Eq || op == BinaryOp::Lt || op == BinaryOp::Gt; }
+
+const char* binary_name(BinaryOp op) {
+  switch (op) {
+#define TL_NAME(name, Enum) \
+  case BinaryOp::Enum: return #name;
+    TL_FORALL_ARITHMETIC_OPS(TL_NAME) TL_FORALL_COMPARISON_OPS(TL_NAME)
+#undef TL_NAME
+  }
+  return "?";
+}
+
+// Writes op(self, other) into `out` (allocated when undefined) and returns it.
+Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {
+  const char* name = binary_name(op);
+  ScalarType compute = result_type({&self, &other});
+  if (op == BinaryOp::Div && !is_floating_type(compute)) compute = kDefaultFloat;  // true division
+  TL_CHECK_TYPE(!((op == BinaryOp::Sub) && compute == ScalarType::Bool),
+                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                "`logical_xor()` operator instead.");
+  TL_CHECK_TYPE(alpha.equals(1) || !(compute == ScalarType::Bool || (is_integral_type(compute, false) && alpha.is_floating_point())),
+                "For integral input tensors, argument alpha must not be a floating point number.");
+  ScalarType result = is_comparison(op) ? ScalarType::Bool : compute;
+  auto shape = broadcast_shapes(self.sizes(), other.sizes());
+  Device device = common_device({&self, &other});
+  if (out.defined()) prepare_out(out, shape, result, name);
+  else out = empty_tensor(shape, result, device);
+  if (device.is_meta()) return out;
+  TL_CHECK(device.is_cpu(), name, ": no CPU kernel for device ", device.str());
+  Tensor target = out.dtype() == result ? out : empty_tensor(shape, result, device);
+  Tensor a = expand_view(cast_to(self, compute), shape);
+  Tensor b = expand_view(cast_to(other, compute), shape);
+  cpu::binary_kernel(op, target, a, b, alpha);
+  if (!target.is_same(out)) cpu::copy_kernel(out, target);
+  return out;
+}
+
+Tensor binary_inplace(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  auto shape = broadcast_shapes(self.sizes(), other.sizes());
+  TL_CHECK(shape == self.sizes(), "output with shape ", shape_str(self.sizes()),
+           " doesn't match the broadcast shape ", shape_str(shape));
+  return binary(op, self, other, alpha, self);
+}
+
+const char* unary_name(UnaryOp op) {
+  switch (op) {
+#define TL_NAME(name, Enum, promotes) \
+  case UnaryOp::Enum: return #name;
+    TL_FORALL_UNARY_OPS(TL_NAME)
+#undef TL_NAME
+  }
+  return "?";
+}
+
+bool unary_promotes(UnaryOp op) {
+  switch (op) {
+#define TL_PROMOTES(name, Enum, promotes) \
+  case UnaryOp::Enum: return promotes;
+    TL_FORALL_UNARY_OPS(TL_PROMOTES)
+#undef TL_PROMOTES
+  }
+  return false;
+}
+
+Tensor unary(UnaryOp op, const Tensor& self, Tensor out) {
+  const char* name = unary_name(op);
+  ScalarType compute = self.dtype();
+  if (unary_promotes(op) && !is_floating_type(compute)) compute = kDefaultFloat;
+  TL_CHECK_TYPE(!(op == UnaryOp::Neg && compute == ScalarType::Bool),
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+                "use the `~` or `logical_not()` operator instead.");
+  TL_CHECK_TYPE(!((op == UnaryOp::Relu || op == UnaryOp::Abs) && compute == ScalarType::Bool), name,
+                ": not implemented for 'bool'");
+  if (out.defined()) prepare_out(out, self.sizes(), compute, name);
+  else out = empty_tensor(self.sizes(), compute, self.device());
+  if (self.device().is_meta()) return out;
+  TL_CHECK(self.device().is_cpu(), name, ": no CPU kernel for device ", self.device().str());
+  Tensor target = out.dtype() == compute ? out : empty_tensor(self.sizes(), compute, self.device());
+  cpu::unary_kernel(op, target, cast_to(self, compute));
+  if (!target.is_same(out)) cpu::copy_kernel(out, target);
+  return out;
+}
+
+}  // namespace
+
+// add/sub carry alpha; mul/div/maximum don't.
+#define TL_ALPHA_KERNELS(name, Enum)                                                                    \
+  Tensor name##_impl(const Tensor& self, const Tensor& other, const Scalar& alpha) {                    \
+    return binary(BinaryOp::Enum, self, other, alpha, Tensor());                                        \
+  }                                                                                                     \
+  Tensor name##_impl_(const Tensor& self, const Tensor& other, const Scalar& alpha) {                   \
+    return binary_inplace(BinaryOp::Enum, self, other, alpha);                                          \
+  }                                                                                                     \
+  Tensor name##_out_impl(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) { \
+    return binary(BinaryOp::Enum, self, other, alpha, out);                                             \
+  }
+#define TL_PLAIN_KERNELS(name, Enum)                                                                    \
+  Tensor name##_impl(const Tensor& self, const Tensor& other) {                                         \
+    return binary(BinaryOp::Enum, self, other, Scalar(1), Tensor());                                    \
+  }                                                                                                     \
+  Tensor name##_out_impl(const Tensor& self, const Tensor& other, const Tensor& out) {                  \
+    return binary(BinaryOp::Enum, self, other, Scalar(1), out);                                         \
+  }
+#define TL_PLAIN_INPLACE_KERNEL(name, Enum)                                                             \
+  Tensor name##_impl_(const Tensor& self, const Tensor& other) {                                        \
+    return binary_inplace(BinaryOp::Enum, self, other, Scalar(1));                                      \
+  }
+TL_ALPHA_KERNELS(add, Add)
+TL_ALPHA_KERNELS(sub, Sub)
+TL_PLAIN_KERNELS(mul, Mul)
+TL_PLAIN_INPLACE_KERNEL(mul, Mul)
+TL_PLAIN_KERNELS(div, Div)
+TL_PLAIN_INPLACE_KERNEL(div, Div)
+TL_PLAIN_KERNELS(maximum, Maximum)
+TL_FORALL_COMPARISON_OPS(TL_PLAIN_KERNELS)
+#undef TL_ALPHA_KERNELS
+#undef TL_PLAIN_KERNELS
+#undef TL_PLAIN_INPLACE_KERNEL
+
+#define TL_UNARY_KERNELS(name, Enum, promotes)                                                          \
+  Tensor name##_impl(const Tensor& self) { return unary(UnaryOp::Enum, self, Tensor()); }               \
+  Tensor name##_out_impl(const Tensor& self, const Tensor& out) { return unary(UnaryOp::Enum, self, out); }
+TL_FORALL_UNARY_OPS(TL_UNARY_KERNELS)
+#undef TL_UNARY_KERNELS
+
+Tensor where_impl(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  TL_CHECK_TYPE(condition.dtype() == ScalarType::Bool, "where expected condition to be a boolean tensor, but got a "
+                                                       "tensor with dtype ", scalar_type_name(condition.dtype()));
+  ScalarType result = result_type({&self, &other});
+  auto shape = broadcast_shapes(condition.sizes(), broadcast_shapes(self.sizes(), other.sizes()));
+  Device device = common_device({&condition, &self, &other});
+  Tensor out = empty_tensor(shape, result, device);
+  if (device.is_meta()) return out;
+  cpu::where_kernel(out, expand_view(condition, shape), expand_view(cast_to(self, result), shape),
+                    expand_view(cast_to(other, result), shape));
+  return out;
+}
+
+}  // namespace tensorlet::native

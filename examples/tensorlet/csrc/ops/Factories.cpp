@@ -1,0 +1,166 @@
+// Factories, fills, copies and conversions.
+#include <cmath>
+#include <mutex>
+#include <random>
+
+#include "generated/Functions.h"
+#include "generated/NativeFunctions.h"
+#include "ops/Elementwise.h"
+#include "ops/Random.h"
+#include "ops/TensorIterator.h"
+#include "ops/cpu/Loops.h"
+
+namespace tensorlet {
+
+namespace {
+struct Generator {
+  std::mutex mutex;
+  std::mt19937_64 engine{67280421310721ULL};
+};
+Generator& default_generator() {
+  static Generator g;
+  return g;
+}
+
+ScalarType infer_dtype(const Scalar& v) {
+  return v.is_floating_point() ? kDefaultFloat : v.is_bool() ? ScalarType::Bool : ScalarType::Long;
+}
+}  // namespace
+
+void manual_seed(uint64_t seed) {
+  Generator& g = default_generator();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  g.engine.seed(seed);
+}
+
+namespace native {
+
+Tensor empty_generic(const std::vector<int64_t>& size, const std::optional<ScalarType>& dtype,
+                     const std::optional<Device>& device) {
+  return empty_tensor(size, dtype.value_or(kDefaultFloat), device.value_or(Device(DeviceType::CPU)));
+}
+
+Tensor full_impl(const std::vector<int64_t>& size, const Scalar& fill_value, const std::optional<ScalarType>& dtype,
+                 const std::optional<Device>& device) {
+  Tensor t = tensorlet::empty(size, dtype.value_or(infer_dtype(fill_value)), device);
+  return tensorlet::fill_(t, fill_value);
+}
+
+Tensor zeros_impl(const std::vector<int64_t>& size, const std::optional<ScalarType>& dtype,
+                  const std::optional<Device>& device) {
+  return full_impl(size, Scalar(0), dtype.value_or(kDefaultFloat), device);
+}
+
+Tensor ones_impl(const std::vector<int64_t>& size, const std::optional<ScalarType>& dtype,
+                 const std::optional<Device>& device) {
+  return full_impl(size, Scalar(1), dtype.value_or(kDefaultFloat), device);
+}
+
+Tensor empty_like_composite(const Tensor& self, const std::optional<ScalarType>& dtype) {
+  return tensorlet::empty(self.sizes(), dtype.value_or(self.dtype()), self.device());
+}
+Tensor zeros_like_composite(const Tensor& self, const std::optional<ScalarType>& dtype) {
+  return tensorlet::zeros(self.sizes(), dtype.value_or(self.dtype()), self.device());
+}
+Tensor ones_like_composite(const Tensor& self, const std::optional<ScalarType>& dtype) {
+  return tensorlet::ones(self.sizes(), dtype.value_or(self.dtype()), self.device());
+}
+
+Tensor arange_composite(const Scalar& end, const std::optional<ScalarType>& dtype, const std::optional<Device>& device) {
+  return tensorlet::arange(Scalar(0), end, Scalar(1), dtype, device);
+}
+
+Tensor arange_generic(const Scalar& start, const Scalar& end, const Scalar& step,
+                      const std::optional<ScalarType>& dtype, const std::optional<Device>& device) {
+  bool floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
+  ScalarType dt = dtype.value_or(floating ? kDefaultFloat : ScalarType::Long);
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  TL_CHECK_VALUE(st != 0, "step must be nonzero");
+  TL_CHECK_VALUE((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and larger bound inconsistent with step sign");
+  int64_t n = static_cast<int64_t>(std::ceil((e - s) / st));
+  Tensor out = empty_tensor({n}, dt, device.value_or(Device(DeviceType::CPU)));
+  if (!out.device().is_cpu()) return out;
+  TL_DISPATCH_ALL_TYPES(dt, "arange", {
+    scalar_t* p = out.data<scalar_t>();
+    if (floating) {
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(s + static_cast<double>(i) * st);
+    } else {
+      int64_t s0 = start.to_int(), st0 = step.to_int();
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(s0 + i * st0);
+    }
+  });
+  return out;
+}
+
+namespace {
+template <typename Fill>
+Tensor random_tensor(const char* name, const std::vector<int64_t>& size, const std::optional<ScalarType>& dtype,
+                     const std::optional<Device>& device, Fill fill) {
+  ScalarType dt = dtype.value_or(kDefaultFloat);
+  TL_CHECK_TYPE(is_floating_type(dt), name, ": expected a floating point dtype, got ", scalar_type_name(dt));
+  Tensor out = empty_tensor(size, dt, device.value_or(Device(DeviceType::CPU)));
+  if (!out.device().is_cpu()) return out;
+  Generator& g = default_generator();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  TL_DISPATCH_FLOAT_TYPES(dt, name, {
+    scalar_t* p = out.data<scalar_t>();
+    for (int64_t i = 0; i < out.numel(); ++i) p[i] = static_cast<scalar_t>(fill(g.engine));
+  });
+  return out;
+}
+}  // namespace
+
+Tensor rand_generic(const std::vector<int64_t>& size, const std::optional<ScalarType>& dtype,
+                    const std::optional<Device>& device) {
+  std::uniform_real_distribution<double> dist(0.0, 1.0);
+  return random_tensor("rand", size, dtype, device, [&](std::mt19937_64& e) { return dist(e); });
+}
+
+Tensor randn_generic(const std::vector<int64_t>& size, const std::optional<ScalarType>& dtype,
+                     const std::optional<Device>& device) {
+  std::normal_distribution<double> dist(0.0, 1.0);
+  return random_tensor("randn", size, dtype, device, [&](std::mt19937_64& e) { return dist(e); });
+}
+
+Tensor fill_impl_(const Tensor& self, const Scalar& value) {
+  if (self.device().is_cpu()) cpu::fill_kernel(self, value);
+  return self;
+}
+
+Tensor copy_impl_(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
+  Tensor expanded = expand_view(src, self.sizes());
+  if (self.device().is_meta() || src.device().is_meta()) return self;
+  TL_CHECK(self.device().is_cpu() && src.device().is_cpu(), "copy_: no CPU path from ", src.device().str(), " to ",
+           self.device().str());
+  cpu::copy_kernel(self, expanded);
+  return self;
+}
+
+Tensor clone_impl(const Tensor& self) {
+  Tensor out = tensorlet::empty(self.sizes(), self.dtype(), self.device());
+  return tensorlet::copy_(out, self, false);
+}
+
+Tensor to_copy_impl(const Tensor& self, const std::optional<ScalarType>& dtype, const std::optional<Device>& device) {
+  Tensor out = tensorlet::empty(self.sizes(), dtype.value_or(self.dtype()), device.value_or(self.device()));
+  return tensorlet::copy_(out, self, false);
+}
+
+Tensor to_composite(const Tensor& self, const std::optional<ScalarType>& dtype, const std::optional<Device>& device,
+                    bool copy) {
+  bool same_dtype = !dtype || *dtype == self.dtype();
+  bool same_device = !device || device->type == self.device().type;
+  if (same_dtype && same_device && !copy) return self;
+  return tensorlet::_to_copy(self, dtype, device);
+}
+
+Tensor contiguous_composite(const Tensor& self) { return self.is_contiguous() ? self : tensorlet::clone(self); }
+
+Tensor detach_impl(const Tensor& self) {
+  Tensor out = make_view(self, self.sizes(), self.strides(), self.storage_offset());
+  out.impl()->set_is_view(false);
+  return out;
+}
+
+}  // namespace native
+}  // namespace tensorlet

@@ -1,0 +1,125 @@
+// sum / mean / amax / argmax. The input is brought into an [outer, reduced,
+// inner] contiguous layout (a free view when the reduced dims are adjacent in a
+// contiguous tensor, one copy otherwise) and handed to a single CPU kernel.
+#include "ops/Reduce.h"
+
+#include <limits>
+
+#include "autograd/FunctionsManual.h"
+#include "generated/Functions.h"
+#include "generated/NativeFunctions.h"
+#include "ops/TensorIterator.h"
+
+namespace tensorlet::native {
+namespace {
+
+struct ReduceLayout {
+  Tensor input;  // contiguous
+  int64_t outer = 1, reduced = 1, inner = 1;
+  std::vector<int64_t> out_shape;
+};
+
+ReduceLayout layout_for(const Tensor& self, const std::vector<int64_t>& dims, bool keepdim) {
+  ReduceLayout l;
+  const int64_t n = self.dim();
+  std::vector<bool> is_reduced(n, false);
+  for (int64_t d : dims) is_reduced[d] = true;
+  for (int64_t d = 0; d < n; ++d) {
+    if (!is_reduced[d]) l.out_shape.push_back(self.sizes()[d]);
+    else if (keepdim) l.out_shape.push_back(1);
+  }
+  bool adjacent = dims.empty() || dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size());
+  if (adjacent && self.is_contiguous()) {
+    l.input = self;
+    for (int64_t d = 0; d < n; ++d) {
+      int64_t s = self.sizes()[d];
+      if (is_reduced[d]) l.reduced *= s;
+      else if (dims.empty() || d < dims.front()) l.outer *= s;
+      else l.inner *= s;
+    }
+    return l;
+  }
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < n; ++d)
+    if (!is_reduced[d]) order.push_back(d);
+  for (int64_t d : dims) order.push_back(d);
+  l.input = tensorlet::contiguous(tensorlet::permute(self, order));
+  for (int64_t d = 0; d < n; ++d) (is_reduced[d] ? l.reduced : l.outer) *= self.sizes()[d];
+  return l;
+}
+
+ScalarType sum_dtype(const Tensor& self, const std::optional<ScalarType>& dtype) {
+  if (dtype) return *dtype;
+  return is_floating_type(self.dtype()) ? self.dtype() : ScalarType::Long;  // integer sums widen, as in PyTorch
+}
+
+Tensor run_reduce(cpu::ReduceOp op, const Tensor& self, const std::vector<int64_t>& dims, bool keepdim,
+                  ScalarType dtype) {
+  ReduceLayout l = layout_for(self, dims, keepdim);
+  Tensor out = empty_tensor(l.out_shape, dtype, self.device());
+  if (!self.device().is_cpu()) return out;
+  Tensor in = l.input.dtype() == dtype ? l.input : cast_to(l.input, dtype);
+  cpu::reduce_kernel(op, out, in, l.outer, l.reduced, l.inner);
+  return out;
+}
+
+}  // namespace
+
+Tensor sum_impl(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
+                const std::optional<ScalarType>& dtype) {
+  return run_reduce(cpu::ReduceOp::Sum, self, reduction_dims(dim, self.dim()), keepdim, sum_dtype(self, dtype));
+}
+
+Tensor sum_composite(const Tensor& self, const std::optional<ScalarType>& dtype) {
+  return tensorlet::sum(self, std::nullopt, false, dtype);
+}
+
+Tensor mean_impl(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
+                 const std::optional<ScalarType>& dtype) {
+  ScalarType dt = dtype.value_or(self.dtype());
+  TL_CHECK_TYPE(is_floating_type(dt), "mean(): could not infer output dtype. Input dtype must be either a floating "
+                "point or complex dtype. Got: ", scalar_type_name(dt));
+  auto dims = reduction_dims(dim, self.dim());
+  int64_t count = 1;
+  for (int64_t d : dims) count *= self.sizes()[d];
+  Tensor s = run_reduce(cpu::ReduceOp::Sum, self, dims, keepdim, dt);
+  if (!self.device().is_cpu()) return s;
+  return tensorlet::div_(s, wrapped_scalar_tensor(Scalar(static_cast<double>(count))));
+}
+
+Tensor mean_composite(const Tensor& self, const std::optional<ScalarType>& dtype) {
+  return tensorlet::mean(self, std::nullopt, false, dtype);
+}
+
+Tensor amax_impl(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim) {
+  auto dims = reduction_dims(dim, self.dim());
+  for (int64_t d : dims)
+    TL_CHECK_INDEX(self.sizes()[d] != 0, "amax(): Expected reduction dim ", d, " to have non-zero size.");
+  TL_CHECK_INDEX(self.numel() != 0 || !dims.empty() || self.dim() == 0,
+                 "amax(): Expected reduction dim to be specified for input.numel() == 0.");
+  return run_reduce(cpu::ReduceOp::Max, self, dims, keepdim, self.dtype());
+}
+
+Tensor argmax_impl(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  Tensor input = self;
+  std::vector<int64_t> dims;
+  if (dim) {
+    dims = {wrap_dim(*dim, self.dim())};
+    if (self.dim() == 0) dims.clear();
+  } else {
+    input = tensorlet::reshape(self, {-1});
+    dims = {0};
+    keepdim = false;
+  }
+  for (int64_t d : dims)
+    TL_CHECK_INDEX(input.sizes()[d] != 0, "argmax(): Expected reduction dim ", d, " to have non-zero size.");
+  ReduceLayout l = layout_for(input, dims, keepdim);
+  if (dim && keepdim == false && self.dim() == 0) l.out_shape = {};
+  if (!dim && keepdim) l.out_shape = std::vector<int64_t>(self.dim(), 1);
+  Tensor out = empty_tensor(l.out_shape, ScalarType::Long, self.device());
+  if (!self.device().is_cpu()) return out;
+  cpu::argmax_kernel(out, l.input, l.outer, l.reduced, l.inner);
+  return out;
+}
+
+}  // namespace tensorlet::native

@@ -1,0 +1,77 @@
+#include <cmath>
+
+#include "ops/Elementwise.h"
+#include "ops/cpu/Loops.h"
+#include "ops/cpu/VecKernels.h"
+
+namespace tensorlet::cpu {
+namespace {
+
+template <typename T>
+T max_propagate_nan(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return a > b ? a : b;
+}
+
+bool all_contiguous(const Tensor& out, const Tensor& a, const Tensor& b) {
+  return out.is_contiguous() && a.is_contiguous() && b.is_contiguous();
+}
+
+template <typename T>
+void arithmetic(BinaryOp op, const LoopPlan& plan, const Scalar& alpha_scalar) {
+  const T alpha = alpha_scalar.to<T>();
+  const bool unit = alpha_scalar.equals(1);
+  switch (op) {
+    case BinaryOp::Add:
+      if (unit) return binary_loop<T, T>(plan, [](T a, T b) { return static_cast<T>(a + b); });
+      return binary_loop<T, T>(plan, [alpha](T a, T b) { return static_cast<T>(a + alpha * b); });
+    case BinaryOp::Sub:
+      if (unit) return binary_loop<T, T>(plan, [](T a, T b) { return static_cast<T>(a - b); });
+      return binary_loop<T, T>(plan, [alpha](T a, T b) { return static_cast<T>(a - alpha * b); });
+    case BinaryOp::Mul:
+      return binary_loop<T, T>(plan, [](T a, T b) { return static_cast<T>(a * b); });
+    case BinaryOp::Div:
+      if constexpr (std::is_floating_point_v<T>) return binary_loop<T, T>(plan, [](T a, T b) { return a / b; });
+      break;
+    case BinaryOp::Maximum:
+      return binary_loop<T, T>(plan, [](T a, T b) { return max_propagate_nan(a, b); });
+    case BinaryOp::Eq:
+      return binary_loop<bool, T>(plan, [](T a, T b) { return a == b; });
+    case BinaryOp::Lt:
+      return binary_loop<bool, T>(plan, [](T a, T b) { return a < b; });
+    case BinaryOp::Gt:
+      return binary_loop<bool, T>(plan, [](T a, T b) { return a > b; });
+  }
+  throw Error("binary_kernel: unsupported op/dtype combination");
+}
+
+}  // namespace
+
+void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  // Contiguous float32 add/mul go to the run-time selected SIMD kernels.
+  if (a.dtype() == ScalarType::Float && all_contiguous(out, a, b) && a.sizes() == b.sizes() &&
+      a.strides() == b.strides() && (op == BinaryOp::Mul || (op == BinaryOp::Add && alpha.equals(1)))) {
+    const auto& k = vec_kernels();
+    (op == BinaryOp::Add ? k.add_f32 : k.mul_f32)(a.data<float>(), b.data<float>(), out.data<float>(), out.numel());
+    return;
+  }
+  LoopPlan plan = make_loop_plan({&out, &a, &b});
+  TL_DISPATCH_ALL_TYPES(a.dtype(), "binary_kernel", { arithmetic<scalar_t>(op, plan, alpha); });
+}
+
+void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  LoopPlan plan = make_loop_plan({&out, &cond, &a, &b});
+  TL_DISPATCH_ALL_TYPES(out.dtype(), "where", {
+    const int64_t sizes[] = {sizeof(scalar_t), 1, sizeof(scalar_t), sizeof(scalar_t)};
+    cpu_parallel_for_each(plan, sizes, [](char** d, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i)
+        *at<scalar_t>(d[0], i, s[0]) =
+            *at<bool>(d[1], i, s[1]) ? *at<scalar_t>(d[2], i, s[2]) : *at<scalar_t>(d[3], i, s[3]);
+    });
+  });
+}
+
+}  // namespace tensorlet::cpu

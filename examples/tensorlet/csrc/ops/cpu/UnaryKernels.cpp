@@ -1,0 +1,81 @@
+// Unary math, dtype-converting copies and fills.
+#include <cmath>
+#include <cstring>
+
+#include "ops/Elementwise.h"
+#include "ops/cpu/Loops.h"
+
+namespace tensorlet::cpu {
+namespace {
+
+template <typename T>
+void unary(UnaryOp op, const LoopPlan& plan) {
+  constexpr bool is_float = std::is_floating_point_v<T>;
+  switch (op) {
+    case UnaryOp::Neg:
+      return unary_loop<T, T>(plan, [](T a) { return static_cast<T>(-a); });
+    case UnaryOp::Abs:
+      if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return unary_loop<T, T>(plan, [](T a) { return a; });
+      else return unary_loop<T, T>(plan, [](T a) { return static_cast<T>(a < 0 ? -a : a); });
+    case UnaryOp::Relu:
+      return unary_loop<T, T>(plan, [](T a) { return (a > T(0) || a != a) ? a : T(0); });
+    case UnaryOp::Sign:
+      return unary_loop<T, T>(plan, [](T a) { return static_cast<T>((T(0) < a) - (a < T(0))); });
+    case UnaryOp::Exp:
+      if constexpr (is_float) return unary_loop<T, T>(plan, [](T a) { return std::exp(a); });
+      break;
+    case UnaryOp::Log:
+      if constexpr (is_float) return unary_loop<T, T>(plan, [](T a) { return std::log(a); });
+      break;
+    case UnaryOp::Sqrt:
+      if constexpr (is_float) return unary_loop<T, T>(plan, [](T a) { return std::sqrt(a); });
+      break;
+    case UnaryOp::Sigmoid:
+      if constexpr (is_float) return unary_loop<T, T>(plan, [](T a) { return T(1) / (T(1) + std::exp(-a)); });
+      break;
+    case UnaryOp::Tanh:
+      if constexpr (is_float) return unary_loop<T, T>(plan, [](T a) { return std::tanh(a); });
+      break;
+  }
+  throw Error("unary_kernel: unsupported op/dtype combination");
+}
+
+}  // namespace
+
+void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& a) {
+  LoopPlan plan = make_loop_plan({&out, &a});
+  TL_DISPATCH_ALL_TYPES(a.dtype(), "unary_kernel", { unary<scalar_t>(op, plan); });
+}
+
+void copy_kernel(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && dst.sizes() == src.sizes()) {
+    if (dst.data_ptr() != src.data_ptr())
+      std::memmove(dst.data_ptr(), src.data_ptr(), static_cast<size_t>(dst.numel()) * element_size(dst.dtype()));
+    return;
+  }
+  LoopPlan plan = make_loop_plan({&dst, &src});
+  TL_DISPATCH_ALL_TYPES(dst.dtype(), "copy_", {
+    using dst_t = scalar_t;
+    TL_DISPATCH_ALL_TYPES(src.dtype(), "copy_", {
+      using src_t = scalar_t;
+      unary_loop<dst_t, src_t>(plan, [](src_t v) { return static_cast<dst_t>(v); });
+    });
+  });
+}
+
+void fill_kernel(const Tensor& dst, const Scalar& value) {
+  if (dst.numel() == 0) return;
+  LoopPlan plan = make_loop_plan({&dst});
+  TL_DISPATCH_ALL_TYPES(dst.dtype(), "fill_", {
+    const scalar_t v = value.to<scalar_t>();
+    const int64_t sizes[] = {sizeof(scalar_t)};
+    cpu_parallel_for_each(plan, sizes, [v](char** d, const int64_t* s, int64_t n) {
+      scalar_t* out = reinterpret_cast<scalar_t*>(d[0]);
+      if (s[0] == 1) std::fill(out, out + n, v);
+      else for (int64_t i = 0; i < n; ++i) out[i * s[0]] = v;
+    });
+  });
+}
+
+}  // namespace tensorlet::cpu

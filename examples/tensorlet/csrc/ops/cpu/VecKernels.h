@@ -1,0 +1,28 @@
+#pragma once
+// Hot kernels compiled three times (VecKernels_{default,avx2,avx512}.cpp, each
+// with its own -m flags) and picked once at run time from the CPU's features.
+// Set TENSORLET_CPU_CAPABILITY=default|avx2|avx512 to force a variant.
+#include <cstdint>
+
+namespace tensorlet::cpu {
+
+struct VecKernels {
+  const char* name;
+  void (*add_f32)(const float* a, const float* b, float* out, int64_t n);
+  void (*mul_f32)(const float* a, const float* b, float* out, int64_t n);
+  double (*sum_f32)(const float* x, int64_t n);
+  double (*sum_f64)(const double* x, int64_t n);
+  // C[m,n] (+)= A[m,k] @ B[k,n] with arbitrary element strides for A and B.
+  void (*gemm_f32)(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs, const float* b,
+                   int64_t b_rs, int64_t b_cs, float* c, int64_t ldc);
+  void (*gemm_f64)(int64_t m, int64_t n, int64_t k, const double* a, int64_t a_rs, int64_t a_cs, const double* b,
+                   int64_t b_rs, int64_t b_cs, double* c, int64_t ldc);
+};
+
+const VecKernels& vec_kernels();
+
+const VecKernels* vec_kernels_default();
+const VecKernels* vec_kernels_avx2();
+const VecKernels* vec_kernels_avx512();
+
+}  // namespace tensorlet::cpu

@@ -1,0 +1,4 @@
+#pragma once
+#include <string>
+
+std::string greeting(const std::string& name);

@@ -1,0 +1,213 @@
+"""First-error extraction, hints and the step runner, on captured tool output."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+from buildkit import build_output as bo
+from buildkit.errors import BuildFailedError
+
+
+def lines(text: str) -> list[str]:
+    return textwrap.dedent(text).strip("\n").splitlines()
+
+
+# Captured from g++ 12, GNU ld, nvcc 13 and CMake 4 under Ninja 1.13.
+GCC = lines("""
+    [1/3] Building CXX object CMakeFiles/greet.dir/src/greet.cpp.o
+    [2/3] Building CXX object CMakeFiles/greet.dir/src/broken.cpp.o
+    FAILED: [code=1] CMakeFiles/greet.dir/src/broken.cpp.o
+    /usr/bin/c++ -Dgreet_EXPORTS -I/p/src -O3 -DNDEBUG -fPIC -o CMakeFiles/greet.dir/src/broken.cpp.o -c /p/src/broken.cpp
+    /p/src/broken.cpp: In function ‘int broken_answer()’:
+    /p/src/broken.cpp:3:10: error: ‘undeclared_value’ was not declared in this scope
+        3 |   return undeclared_value + 1;
+          |          ^~~~~~~~~~~~~~~~
+    /p/src/broken.cpp:7:1: error: a second error that is not the first
+    ninja: build stopped: subcommand failed.
+""")
+LD = lines("""
+    [3/4] Linking CXX executable hello
+    FAILED: [code=1] hello
+    : && /usr/bin/c++ -O3 -DNDEBUG CMakeFiles/hello.dir/src/main.cpp.o -o hello libgreet.so && :
+    /usr/bin/ld: CMakeFiles/hello.dir/src/main.cpp.o: in function `main':
+    main.cpp:(.text+0x5): undefined reference to `missing_function()'
+    collect2: error: ld returned 1 exit status
+    ninja: build stopped: subcommand failed.
+""")
+NVCC = lines("""
+    [1/2] Building CUDA object CMakeFiles/k.dir/kernel.cu.o
+    FAILED: [code=2] CMakeFiles/k.dir/kernel.cu.o
+    /usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -c /p/kernel.cu -o CMakeFiles/k.dir/kernel.cu.o
+    /p/kernel.cu(1): error: identifier "undefined_thing" is undefined
+      __attribute__((global)) void k(int* p) { *p = undefined_thing; }
+                                                    ^
+
+    1 error detected in the compilation of "/p/kernel.cu".
+""")
+NVCC_FATAL = ["[1/2] Building CUDA object k.cu.o", "nvcc fatal   : Unsupported gpu architecture 'sm_20'"]
+CMAKE = lines("""
+    -- The CXX compiler identification is GNU 12.2.0
+    -- Detecting CXX compiler ABI info - done
+    CMake Error at CMakeLists.txt:10 (message):
+      BROKEN_CONFIGURE is on
+
+
+    -- Configuring incomplete, errors occurred!
+""")
+KILLED = lines("""
+    [7/90] Building CXX object CMakeFiles/big.dir/huge.cpp.o
+    FAILED: [code=1] CMakeFiles/big.dir/huge.cpp.o
+    /usr/bin/c++ -O3 -c /p/huge.cpp -o CMakeFiles/big.dir/huge.cpp.o
+    c++: fatal error: Killed signal terminated program cc1plus
+    compilation terminated.
+""")
+MISSING_HEADER = lines("""
+    [1/1] Building CXX object h.cpp.o
+    h.cpp:1:10: fatal error: Python.h: No such file or directory
+        1 | #include <Python.h>
+          |          ^~~~~~~~~~
+    compilation terminated.
+""")
+
+
+def test_gcc_error_with_its_function_context():
+    site = bo.find_first_error(GCC)
+    assert (site.kind, site.file, site.line) == ("compiler", "/p/src/broken.cpp", 3)
+    assert site.message == "‘undeclared_value’ was not declared in this scope"
+    assert site.context == (
+        "/p/src/broken.cpp: In function ‘int broken_answer()’:",
+        "/p/src/broken.cpp:3:10: error: ‘undeclared_value’ was not declared in this scope",
+        "    3 |   return undeclared_value + 1;",
+        "      |          ^~~~~~~~~~~~~~~~",
+    )
+
+
+def test_linker_undefined_reference():
+    site = bo.find_first_error(LD)
+    assert site.kind == "linker" and "undefined reference to `missing_function()'" in site.message
+    assert site.context[0] == "/usr/bin/ld: CMakeFiles/hello.dir/src/main.cpp.o: in function `main':"
+
+
+def test_nvcc_errors():
+    site = bo.find_first_error(NVCC)
+    assert (site.kind, site.file, site.line) == ("nvcc", "/p/kernel.cu", 1)
+    assert site.message == 'identifier "undefined_thing" is undefined'
+    fatal = bo.find_first_error(NVCC_FATAL)
+    assert (fatal.kind, fatal.message) == ("nvcc", "Unsupported gpu architecture 'sm_20'")
+    ptxas = bo.find_first_error(["ptxas error   : Entry function 'k' uses too much shared data"])
+    assert ptxas.kind == "nvcc" and "too much shared data" in ptxas.message
+
+
+def test_cmake_error_with_its_message():
+    site = bo.find_first_error(CMAKE)
+    assert (site.kind, site.file, site.line) == ("cmake", "CMakeLists.txt", 10)
+    assert site.context == ("CMake Error at CMakeLists.txt:10 (message):", "  BROKEN_CONFIGURE is on")
+
+
+def test_no_error_found():
+    assert bo.find_first_error(["[1/1] Linking", "something odd"]) is None
+
+
+def test_failing_command_from_ninja():
+    assert bo.failing_command(GCC) == ("CMakeFiles/greet.dir/src/broken.cpp.o", GCC[3])
+    assert bo.failing_command(LD)[0] == "hello"
+    assert bo.failing_command(CMAKE) == (None, None)
+
+
+@pytest.mark.parametrize("output, code", [(KILLED, 1), (["[1/2] x"], 137), (["[1/2] x"], -9),
+                                          (["c++: internal compiler error: Killed (program cc1plus)"], 1)])
+def test_out_of_memory_hint_names_max_jobs(output, code):
+    hint = bo.hint_for(output, code, jobs=16)
+    assert "out of memory" in hint and "MAX_JOBS=16" in hint and "MAX_JOBS=8" in hint
+
+
+def test_missing_header_hints():
+    assert "python3-dev" in bo.hint_for(MISSING_HEADER, 1, None)
+    assert "CUDA toolkit" in bo.missing_header_hint("cuda_runtime.h")
+    assert "libgomp" in bo.missing_header_hint("omp.h")
+    assert "libopenblas-dev" in bo.missing_header_hint("cblas.h")
+    assert "install the package that provides it" in bo.missing_header_hint("foo/bar.h")
+    clang = ["a.cpp:1:10: fatal error: 'omp.h' file not found"]
+    assert "libomp-dev" in bo.hint_for(clang, 1, None)
+    assert bo.hint_for(GCC, 1, 4) is None
+
+
+def test_failure_error_message(tmp_path):
+    log = tmp_path / "build.log"
+    error = bo.failure_error("build", ["ninja"], GCC, 1, log, jobs=2)
+    assert isinstance(error, BuildFailedError)
+    assert error.message.startswith("Compiling failed at /p/src/broken.cpp:3:\n")
+    assert "  /p/src/broken.cpp:3:10: error: ‘undeclared_value’" in error.message
+    assert "a second error" not in error.message
+    assert "Failing command (building CMakeFiles/greet.dir/src/broken.cpp.o):\n  /usr/bin/c++" in error.message
+    assert error.log_path == str(log) and str(log) in str(error) and error.returncode == 1
+
+
+def test_failure_without_a_recognizable_error_shows_the_tail(tmp_path):
+    error = bo.failure_error("install", ["cmake", "--install", "b"], ["line one", "", "line two"], 2, tmp_path / "l")
+    assert "without a recognizable error" in error.message and "  line two" in error.message
+    assert "Command:\n  cmake --install b" in error.message
+
+
+def script(tmp_path, body: str) -> list[str]:
+    path = tmp_path / "step.py"
+    path.write_text(textwrap.dedent(body))
+    return [sys.executable, str(path)]
+
+
+def test_run_step_logs_and_counts(tmp_path, capsys):
+    command = script(tmp_path, """
+        for i in range(1, 21):
+            print(f"[{i}/20] Building CXX object o{i}.o")
+    """)
+    result = bo.run_step("build", command, build_dir=tmp_path)
+    assert (result.returncode, result.steps, result.no_work) == (0, 20, False)
+    log = tmp_path / ".buildkit" / "logs" / "build.log"
+    assert result.log_path == log and "[20/20] Building CXX object o20.o" in log.read_text()
+    assert (tmp_path / ".buildkit" / "logs" / "last.log").read_text() == log.read_text()
+    progress = [line for line in capsys.readouterr().err.splitlines() if "compiling" in line]
+    assert progress[0].endswith("10% (2/20)") and progress[-1].endswith("100% (20/20)")
+    assert len(progress) == 10  # a line every 10%, not one per step
+
+
+def test_run_step_no_work_is_silent(tmp_path, capsys):
+    result = bo.run_step("build", script(tmp_path, 'print("ninja: no work to do.")'), build_dir=tmp_path)
+    assert result.no_work and result.steps == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_run_step_verbose_streams_everything(tmp_path, capsys):
+    bo.run_step("build", script(tmp_path, 'print("[1/1] x"); print("a warning")'), build_dir=tmp_path, verbose=True)
+    err = capsys.readouterr().err
+    assert "[1/1] x" in err and "a warning" in err
+
+
+def test_run_step_failure_raises_with_first_error(tmp_path):
+    body = "import sys\n" + "".join(f"print({line!r})\n" for line in GCC) + "sys.exit(1)\n"
+    with pytest.raises(BuildFailedError) as caught:
+        bo.run_step("build", script(tmp_path, body), build_dir=tmp_path, jobs=3)
+    assert "/p/src/broken.cpp:3" in caught.value.message
+    assert caught.value.log_path == str(tmp_path / ".buildkit" / "logs" / "build.log")
+
+
+def test_run_step_killed_compiler(tmp_path):
+    with pytest.raises(BuildFailedError) as caught:
+        bo.run_step("build", script(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"),
+                    build_dir=tmp_path, jobs=12)
+    assert caught.value.returncode == -9 and "MAX_JOBS=12" in caught.value.hint
+
+
+def test_run_step_missing_program(tmp_path):
+    with pytest.raises(BuildFailedError, match="Could not start"):
+        bo.run_step("build", [str(tmp_path / "no-such-ninja")], build_dir=tmp_path)
+
+
+def test_summary(capsys):
+    bo.print_summary([("build", 0.004)], 0)
+    bo.print_summary([("configure", 1.0), ("build", 2.5), ("install", 0.1)], 7)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "buildkit: up to date (0.00 s)"
+    assert err[1] == "buildkit: done in 3.60 s: configure 1.00 s, build 2.50 s (7 targets), install 0.10 s"

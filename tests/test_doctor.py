@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from buildkit import doctor
+from buildkit.options import BuildOptions, load_options
+from buildkit.doctor import Check, main, run_doctor
+from buildkit.errors import ToolchainError
+from buildkit.toolchain import find_compilers, version_at_least
+
+VARIABLES = ("MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "USE_CUDA", "USE_NINJA", "CMAKE_GENERATOR", "CC", "CXX",
+             "CUDACXX", "DEMO_CUDA_ARCH_LIST", "BUILDKIT_COMPILER_LAUNCHER", "CMAKE_C_COMPILER",
+             "CMAKE_CXX_COMPILER", "CMAKE_CUDA_COMPILER")
+
+
+@pytest.fixture(scope="module")
+def shared_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # One probe cache for the module keeps the tests fast.
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture
+def project(tmp_path: Path, shared_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(shared_home))
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    return tmp_path
+
+
+@pytest.fixture
+def fake_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "fake-bin"
+    directory.mkdir()
+    monkeypatch.setenv("PATH", f"{directory}{os.pathsep}{os.environ['PATH']}")
+    return directory
+
+
+def by_name(checks: list[Check]) -> dict[str, Check]:
+    return {check.name: check for check in checks}
+
+
+def test_healthy_setup_prints_one_table(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if not (shutil.which("cc") and shutil.which("c++")):
+        pytest.skip("no C/C++ compiler")
+    assert main([str(project)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("buildkit doctor") == 1
+    for word in ("Python + headers", "cmake", "ninja", "C compiler", "C++ compiler", "jobs / memory", "ok"):
+        assert word in err
+    assert "problem" not in err
+
+
+def test_too_old_nvcc(project: Path, fake_bin: Path, monkeypatch: pytest.MonkeyPatch,
+                      capsys: pytest.CaptureFixture[str]) -> None:
+    nvcc = fake_bin / "nvcc"
+    nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 11.0, V11.0.221'\n")
+    nvcc.chmod(0o755)
+    monkeypatch.setenv("USE_CUDA", "1")
+    assert main([str(project)]) == 1
+    assert "problem" in capsys.readouterr().err
+    check = by_name(run_doctor(None, load_options(None)))["nvcc"]
+    assert (check.status, check.version, check.path) == ("problem", "11.0", str(nvcc))
+    assert "older than 11.8" in check.detail and "Install CUDA 11.8" in check.fix
+
+
+@pytest.mark.parametrize("arch_list, detail, fix", [
+    ("8.0;banana", "`banana` is not a CUDA architecture", "7.5;8.0;9.0+PTX"),
+    ("6.1;8.0", "sm_61", "Remove the older architectures from DEMO_CUDA_ARCH_LIST"),
+])
+def test_bad_architectures(project: Path, monkeypatch: pytest.MonkeyPatch, arch_list: str, detail: str,
+                           fix: str) -> None:
+    monkeypatch.setenv("USE_CUDA", "ON")
+    monkeypatch.setenv("DEMO_CUDA_ARCH_LIST", arch_list)
+    assert main([str(project)]) == 1
+    settings = doctor.load_settings(project, doctor.option_keys())
+    check = by_name(run_doctor(settings, load_options(settings)))["CUDA architectures"]
+    assert check.status == "problem" and check.path == "DEMO_CUDA_ARCH_LIST"
+    assert detail in check.detail and fix in check.fix
+
+
+def test_architecture_unknown_to_nvcc(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("USE_CUDA", "1")
+    monkeypatch.setenv("DEMO_CUDA_ARCH_LIST", "8.0;99.0")
+    nvcc = find_compilers(cuda=True).nvcc
+    if nvcc is None or not version_at_least(nvcc.version, "11.8"):
+        pytest.skip("no working nvcc")
+    settings = doctor.load_settings(project, doctor.option_keys())
+    check = by_name(run_doctor(settings, load_options(settings)))["CUDA architectures"]
+    assert check.status == "problem" and "sm_990" in check.detail and "--list-gpu-arch" in check.fix
+
+
+def test_missing_python_headers(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(doctor.sysconfig, "get_paths", lambda: {"include": str(tmp_path / "no-include")})
+    check = by_name(run_doctor(None, BuildOptions()))["Python + headers"]
+    assert check.status == "problem" and "-dev" in check.fix and "devel" in check.fix
+
+
+def test_too_many_jobs_for_the_memory(project: Path) -> None:
+    check = by_name(run_doctor(None, BuildOptions(max_jobs=4096)))["jobs / memory"]
+    assert check.status == "problem" and check.detail == "too little memory for the job count"
+    assert "MAX_JOBS=" in check.fix
+
+
+def test_missing_launcher_and_unused_ninja(project: Path) -> None:
+    checks = by_name(run_doctor(None, BuildOptions(compiler_launcher="no-such-launcher", use_ninja=False)))
+    assert checks["compiler launcher"].status == "problem"
+    assert "BUILDKIT_COMPILER_LAUNCHER" in checks["compiler launcher"].fix
+    assert checks["ninja"].status == "note"
+
+
+def test_cmake_problem_carries_the_fix(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_cmake(*args: object, **kwargs: object) -> None:
+        raise ToolchainError("No cmake 3.24 or newer was found.", "Run `pip install cmake`.")
+
+    monkeypatch.setattr(doctor, "find_cmake", no_cmake)
+    cmake = by_name(run_doctor(None, BuildOptions()))["cmake"]
+    assert cmake.status == "problem" and "pip install cmake" in cmake.fix
+
+
+def test_main_accepts_a_namespace(project: Path) -> None:
+    assert main(argparse.Namespace(path=str(project))) in (0, 1)
+
+
+def test_main_reports_bad_options(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("MAX_JOBS", "lots")
+    assert main([str(project)]) == 1
+    assert "MAX_JOBS" in capsys.readouterr().err

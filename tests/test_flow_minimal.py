@@ -1,0 +1,121 @@
+"""The documented flow on examples/minimal, with the real cmake, ninja and gcc."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import clean_env, run
+
+pytestmark = pytest.mark.slow
+
+
+def setup_py(python: Path, project: Path, *args: str, check: bool = True, **env: str):
+    return run([python, "setup.py", *args], cwd=project, env=clean_env(**env), check=check)
+
+
+def test_help_answers_without_building(minimal_project, overlay_python):
+    result = setup_py(overlay_python, minimal_project, "--help")
+    assert "usage" in result.stdout.lower()
+    assert not (minimal_project / "build").exists()
+
+
+def test_mode_conflict_stops_before_any_work(minimal_project, overlay_python):
+    result = setup_py(overlay_python, minimal_project, "develop", check=False,
+                      BUILD_LIBTORCH_WHL="1", BUILD_PYTHON_ONLY="1")
+    assert result.returncode != 0
+    message = result.stdout + result.stderr
+    assert "BUILD_LIBTORCH_WHL" in message and "BUILD_PYTHON_ONLY" in message and "Traceback" not in message
+    assert not (minimal_project / "build").exists()
+
+
+def test_bad_boolean_is_a_clear_error_without_traceback(minimal_project, overlay_python):
+    result = setup_py(overlay_python, minimal_project, "build_ext", check=False, DEBUG="maybe")
+    assert result.returncode != 0
+    assert "DEBUG='maybe' is not a boolean" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_setup_py_develop_builds_registers_and_reruns_as_a_no_op(minimal_project, overlay_python):
+    setup_py(overlay_python, minimal_project, "develop")
+    package = minimal_project / "minimal"
+    assert (package / "lib" / "libminimal.so").is_file()
+    assert (package / "include" / "minimal" / "minimal.h").is_file()
+    assert (package / "share" / "cmake" / "Minimal" / "MinimalConfig.cmake").is_file()
+    assert (minimal_project / "compile_commands.json").is_file()
+    version_py = (package / "version.py").read_text()
+    assert "__version__: str = '0.1.0'" in version_py
+
+    # Imported from another folder: the editable registration, not the cwd, finds it.
+    probe = "import minimal, json; print(json.dumps([minimal.sum([1, 2, 3.5]), minimal.__file__]))"
+    total, location = json.loads(run([overlay_python, "-c", probe], cwd="/").stdout)
+    assert total == 6.5 and Path(location).is_relative_to(minimal_project)
+    assert "minimal 0.1.0" in run([overlay_python.parent / "minimal-info"]).stdout
+
+    installed = sorted(p.stat().st_mtime_ns for p in (package / "lib").iterdir())
+    second = setup_py(overlay_python, minimal_project, "develop")
+    assert sorted(p.stat().st_mtime_ns for p in (package / "lib").iterdir()) == installed
+    assert "registered editable install" not in second.stderr
+
+
+def test_buildkit_develop_cli_no_op_and_uninstall(minimal_project, overlay_python):
+    cli = [overlay_python, "-m", "buildkit", "develop", minimal_project]
+    run(cli, env=clean_env())
+    state = json.loads((minimal_project / "build" / ".buildkit" / "develop.json").read_text())
+    assert state["inputs"]
+    # A no-op run must not import setuptools at all.
+    probe = ("import sys, runpy; sys.argv=['buildkit','develop',%r]; "
+             "import buildkit.cli as c; rc=c.main(sys.argv[1:]); "
+             "print('setuptools' in sys.modules, rc)") % str(minimal_project)
+    assert run([overlay_python, "-c", probe], env=clean_env()).stdout.split()[-2:] == ["False", "0"]
+
+    # A metadata change (a new console script) re-registers.
+    pyproject = minimal_project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(
+        'scripts = [{ name = "minimal-info", target = "minimal.info:main" }]',
+        'scripts = [{ name = "minimal-info", target = "minimal.info:main" }, '
+        '{ name = "minimal-info2", target = "minimal.info:main" }]'))
+    run(cli, env=clean_env())
+    assert (overlay_python.parent / "minimal-info2").exists()
+
+    site = Path(run([overlay_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    info = next(site.glob("minimal-*.dist-info"))
+    direct_url = json.loads((info / "direct_url.json").read_text())
+    assert direct_url["dir_info"] == {"editable": True} and direct_url["url"].startswith("file://")
+    setup_py(overlay_python, minimal_project, "develop", "--uninstall")
+    assert not list(site.glob("minimal-*.dist-info")) and not (overlay_python.parent / "minimal-info").exists()
+
+
+def test_package_data_follows_cache_values(minimal_project, overlay_python, tmp_path):
+    dist = tmp_path / "dist"
+    setup_py(overlay_python, minimal_project, "bdist_wheel", "--dist-dir", dist, BUILD_EXTRAS="ON")
+    wheel = next(dist.glob("minimal-0.1.0*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "minimal/include/extras/extras.h" in names
+    assert "minimal/lib/libminimal.so" in names and "minimal/lib/libminimal_python.so" in names
+    assert any(n.startswith("minimal/_C.") for n in names)
+    assert "minimal/share/cmake/Minimal/MinimalConfig.cmake" in names
+
+    setup_py(overlay_python, minimal_project, "bdist_wheel", "--dist-dir", tmp_path / "dist2", BUILD_EXTRAS="OFF")
+    names = zipfile.ZipFile(next((tmp_path / "dist2").glob("*.whl"))).namelist()
+    assert "minimal/include/extras/extras.h" not in names
+
+
+def test_library_only_wheel_has_no_python(minimal_project, overlay_python, tmp_path):
+    setup_py(overlay_python, minimal_project, "bdist_wheel", "--dist-dir", tmp_path, BUILD_LIBTORCH_WHL="1")
+    wheel = next(tmp_path.glob("*.whl"))
+    assert wheel.name.startswith("libminimal-0.1.0-py3-none-linux_")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not any(n.endswith(".py") and n.startswith("minimal/") for n in names)
+    assert not any("/_C." in n for n in names)
+
+
+def test_python_only_requirements_pin_the_library(minimal_project):
+    from buildkit.project import Project
+
+    project = Project.load(minimal_project, environ={"BUILD_PYTHON_ONLY": "1", "MINIMAL_BUILD_VERSION": "1.2.3"})
+    assert "libminimal==1.2.3" in project.requirements()
+    extra = Project.load(minimal_project, environ={"MINIMAL_EXTRA_INSTALL_REQUIREMENTS": "numpy>=1.24|pyyaml"})
+    assert extra.requirements() == ["numpy>=1.24", "pyyaml"]

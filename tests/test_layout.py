@@ -1,0 +1,328 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from buildkit.errors import ConfigError
+from buildkit.layout import (
+    PackageDataRule,
+    WheelMode,
+    collect_package_data,
+    glob_match,
+    default_rules,
+    library_only_layout,
+    mode_ext_modules,
+    mode_packages,
+    mode_requirements,
+    report_unmatched,
+    rules_from_config,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+FULL, LIB, PY = WheelMode.FULL, WheelMode.LIBRARY_ONLY, WheelMode.PYTHON_ONLY
+
+TREE = ("__init__.py", "_C.pyi", "lib/libfoo.so.1", "lib/libfoo_python.so", "include/foo/a.h",
+        "include/foo/detail/b.hpp", "include/kineto/k.h", "share/cmake/Foo/FooConfig.cmake", "bin/tool",
+        "__pycache__/__init__.cpython-311.pyc", "notes.md")
+HEADERS = ["include/foo/a.h", "include/foo/detail/b.hpp", "include/kineto/k.h"]
+COMMON = ["_C.pyi", "bin/tool", *HEADERS, "share/cmake/Foo/FooConfig.cmake"]
+
+
+class FakeCache:
+    def __init__(self, **values: bool):
+        self.values = values
+
+    def get_bool(self, name: str) -> bool:
+        return self.values[name]  # KeyError for a missing entry, like CMakeCache
+
+
+def make_tree(root: Path) -> Path:
+    for rel in TREE:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel)
+    (root / "lib/libfoo.so").symlink_to("libfoo.so.1")
+    return root
+
+
+@pytest.fixture
+def pkg(tmp_path: Path) -> Path:
+    return make_tree(tmp_path / "foo")
+
+
+def files(pkg: Path, rules, mode: WheelMode = FULL, cache=None) -> list[str]:
+    return collect_package_data(pkg, rules, mode, cache if cache is not None else FakeCache()).files
+
+
+# --- globs -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pattern, path, hit", [
+    ("include/**/*.h", "include/a.h", True),
+    ("include/**/*.h", "include/x/y/a.h", True),
+    ("include/**/*.h", "include/x/a.hpp", False),
+    ("include/*.h", "include/x/a.h", False),
+    ("**/*.pyi", "_C.pyi", True),
+    ("**/*.pyi", "a/b/_C.pyi", True),
+    ("bin/*", "bin/x/tool", False),
+    ("gen/**", "gen/a/b.yaml", True),
+    ("lib/lib?.so", "lib/libx.so", True),
+    ("lib/[!x]*.so", "lib/x.so", False),
+])
+def test_glob_semantics(pattern: str, path: str, hit: bool) -> None:
+    assert glob_match(pattern, path) is hit
+
+
+@pytest.mark.parametrize("pattern", ["/abs/*.h", "../x", "include/**.h", "a//b"])
+def test_bad_patterns(pattern: str) -> None:
+    with pytest.raises(ConfigError):
+        PackageDataRule((pattern,))
+
+
+# --- default rules per mode --------------------------------------------------------
+
+def test_full_mode(pkg: Path) -> None:
+    assert files(pkg, default_rules()) == sorted(
+        COMMON + ["lib/libfoo.so", "lib/libfoo.so.1", "lib/libfoo_python.so"])
+
+
+def test_library_only_mode_leaves_out_python_bindings(pkg: Path) -> None:
+    assert files(pkg, default_rules(), LIB) == sorted(COMMON + ["lib/libfoo.so", "lib/libfoo.so.1"])
+
+
+def test_python_only_mode_leaves_out_native_libraries(pkg: Path) -> None:
+    assert files(pkg, default_rules(), PY) == sorted(COMMON + ["lib/libfoo_python.so"])
+
+
+def test_codegen_package_only_outside_library_only(pkg: Path) -> None:
+    (pkg / "_gen/templates").mkdir(parents=True)
+    (pkg / "_gen/templates/Ops.h.in").write_text("x")
+    (pkg / "_gen/__pycache__").mkdir()
+    (pkg / "_gen/__pycache__/gen.pyc").write_text("x")
+    rules = default_rules(codegen_package="_gen")
+    assert rules == default_rules(codegen_package="foo._gen", package="foo")
+    assert "_gen/templates/Ops.h.in" in files(pkg, rules, PY)
+    assert "_gen/__pycache__/gen.pyc" not in files(pkg, rules, PY)
+    assert not [f for f in files(pkg, rules, LIB) if f.startswith("_gen/")]
+
+
+# --- when, exclude, unmatched ------------------------------------------------------
+
+KINETO = (PackageDataRule(("include/foo/**",)), PackageDataRule(("include/kineto/*.h",), when="USE_KINETO"))
+
+
+@pytest.mark.parametrize("cache, has_kineto", [(FakeCache(USE_KINETO=True), True),
+                                               (FakeCache(USE_KINETO=False), False),
+                                               (FakeCache(), False)])
+def test_when_condition(pkg: Path, cache: FakeCache, has_kineto: bool) -> None:
+    assert ("include/kineto/k.h" in files(pkg, KINETO, FULL, cache)) is has_kineto
+
+
+@pytest.mark.parametrize("when, values, active", [
+    ("not USE_KINETO", {}, True),
+    ("not USE_KINETO", {"USE_KINETO": True}, False),
+    ("USE_A and not USE_B", {"USE_A": True, "USE_B": False}, True),
+    ("USE_A and USE_B", {"USE_A": True}, False),
+    ("USE_A or USE_B", {"USE_B": True}, True),
+    ("USE_A and USE_B or USE_C", {"USE_C": True}, True),
+    ("nothing", {"nothing": True}, True),  # a name starting with "not" is not a negation
+    ("not nothing", {"nothing": True}, False),
+])
+def test_condition_forms(when: str, values: dict[str, bool], active: bool) -> None:
+    assert PackageDataRule(("x",), when=when).active(FULL, FakeCache(**values)) is active
+
+
+@pytest.mark.parametrize("when", ["USE_A and", "not", "USE-A", "USE_A not USE_B", "or USE_A", "",
+                                  "not not USE_A", "USE_A and or USE_B"])
+def test_bad_conditions(when: str) -> None:
+    with pytest.raises(ConfigError, match="condition"):
+        PackageDataRule(("x",), when=when)
+
+
+def test_no_cache_means_every_condition_is_off(pkg: Path) -> None:
+    assert "include/kineto/k.h" not in collect_package_data(pkg, KINETO, FULL, None).files
+
+
+def test_exclusions(pkg: Path) -> None:
+    rules = (PackageDataRule(("include/**/*.h", "include/**/*.hpp"), exclude=("include/foo/detail/**",)),
+             PackageDataRule((), exclude=("**/k.h",)))
+    assert files(pkg, rules) == ["include/foo/a.h"]
+
+
+def test_exclude_of_one_rule_does_not_hide_another_rules_files(pkg: Path) -> None:
+    rules = (PackageDataRule(("include/**",), exclude=("**/a.h",)), PackageDataRule(("include/foo/a.h",)))
+    assert "include/foo/a.h" in files(pkg, rules)
+
+
+def test_unmatched_rules_are_reported(pkg: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = (*default_rules(),
+             PackageDataRule(("lib/*.dylib",), modes=frozenset({FULL})),
+             PackageDataRule(("share/doc/**",), when="BUILD_DOCS"),  # inactive: not reported
+             PackageDataRule(("include/**/*.inc",), when="USE_X"))
+    result = collect_package_data(pkg, rules, FULL, FakeCache(USE_X=True))
+    assert [r.include for r in result.unmatched] == [("lib/*.dylib",), ("include/**/*.inc",)]
+    assert report_unmatched(result) is True
+    err = " ".join(capsys.readouterr().err.split())
+    assert "2 package-data rule(s) matched no files" in err
+    assert "lib/*.dylib" in err and "include/**/*.inc" in err and "when: USE_X" in err
+    assert "share/doc" not in err
+
+
+def test_nothing_to_report(pkg: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert report_unmatched(collect_package_data(pkg, default_rules(), PY, FakeCache())) is False
+    assert capsys.readouterr().err == ""
+
+
+def test_missing_package_dir(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        collect_package_data(tmp_path / "nope", default_rules(), FULL, None)
+
+
+# --- config ------------------------------------------------------------------------
+
+def test_rules_from_config() -> None:
+    rules = rules_from_config([
+        {"include": "lib/*.so*"},
+        {"include": ["include/**/*.h"], "exclude": "include/internal/**", "modes": ["full", "library-only"],
+         "when": "USE_X and not USE_Y"},
+    ])
+    assert rules[0] == PackageDataRule(("lib/*.so*",))
+    assert rules[1].exclude == ("include/internal/**",)
+    assert rules[1].modes == frozenset({FULL, LIB})
+    assert rules[1].active(LIB, FakeCache(USE_X=True)) and not rules[1].active(PY, FakeCache(USE_X=True))
+
+
+@pytest.mark.parametrize("items, where", [
+    ([{"include": "a"}, {"include": "b"}, {"include": "c", "modes": ["everything"]}],
+     r"package-data\[2\]\.modes"),
+    ([{"include": "a", "mode": ["full"]}], r"package-data\[0\] has unknown key\(s\) \['mode'\]"),
+    ([{"exclude": "a"}], r"package-data\[0\] has no include"),
+    ([{"include": 3}], r"package-data\[0\]\.include"),
+    ([{"include": []}], r"package-data\[0\]\.include"),
+    ([{"include": "a", "exclude": ["x", 1]}], r"package-data\[0\]\.exclude"),
+    ([{"include": "a", "modes": "full"}, {"include": "a", "when": True}], r"package-data\[1\]\.when"),
+    ([{"include": "a", "when": "A and"}], r"package-data\[0\]\.when: Cannot read"),
+    ([{"include": "../a"}], r"package-data\[0\]\.include: .*relative"),
+    (["lib/*"], r"package-data\[0\] must be a table"),
+])
+def test_config_errors_name_the_key(items: list, where: str) -> None:
+    with pytest.raises(ConfigError, match=where):
+        rules_from_config(items)
+
+
+def test_config_must_be_a_list() -> None:
+    with pytest.raises(ConfigError, match="array of tables"):
+        rules_from_config({"include": "a"})  # type: ignore[arg-type]
+
+
+# --- mode effects ------------------------------------------------------------------
+
+def test_mode_packages() -> None:
+    packages = ["foo", "foo.nn", "foolish", "libfoo"]
+    assert mode_packages(packages, "foo", FULL) == packages
+    assert mode_packages(packages, "foo", PY) == packages
+    assert mode_packages(packages, "foo", LIB) == ["foolish", "libfoo"]
+
+
+def test_mode_ext_modules() -> None:
+    assert mode_ext_modules(["ext"], FULL) == ["ext"] == mode_ext_modules(["ext"], PY)
+    assert mode_ext_modules(["ext"], LIB) == []
+
+
+def test_mode_requirements() -> None:
+    base = ["numpy>=1.22", "LibFoo>=1"]
+    assert mode_requirements(base, FULL, "libfoo", "1.0") == base
+    assert mode_requirements(base, PY, "libfoo", "1.2.0a0+gitabc1234") == [
+        "numpy>=1.22", "libfoo==1.2.0a0+gitabc1234"]
+
+
+@pytest.mark.parametrize("dist, version, bad", [("libfoo", "banana", "banana"),
+                                                ("lib foo!", "1.0", "lib foo!")])
+def test_mode_requirements_validates(dist: str, version: str, bad: str) -> None:
+    with pytest.raises(ConfigError, match=bad):
+        mode_requirements([], PY, dist, version)
+
+
+def test_library_only_layout_stages_its_own_package(pkg: Path, tmp_path: Path) -> None:
+    stage = tmp_path / "stage"
+    (stage / "libfoo/stale.txt").parent.mkdir(parents=True)
+    (stage / "libfoo/stale.txt").write_text("from an earlier build")
+    chosen = files(pkg, default_rules(), LIB)
+    layout = library_only_layout(chosen, pkg, stage, "libfoo")
+    assert layout.packages == ["libfoo"]
+    assert layout.package_dir == {"libfoo": (stage / "libfoo").as_posix()}
+    assert layout.package_data == {"libfoo": chosen}
+    assert (stage / "libfoo/lib/libfoo.so").is_symlink()
+    assert not (stage / "libfoo/stale.txt").exists()
+    assert (stage / "libfoo/__init__.py").is_file()
+    with pytest.raises(ConfigError, match="not a valid package name"):
+        library_only_layout(chosen, pkg, stage, "lib-foo")
+
+
+# --- a real wheel --------------------------------------------------------------------
+
+SETUP_PY = textwrap.dedent("""
+    import os
+    from pathlib import Path
+
+    from setuptools import setup
+
+    from buildkit.layout import (WheelMode, collect_package_data, default_rules, library_only_layout,
+                                 mode_packages, rules_from_config)
+
+    class Cache:
+        def get_bool(self, name):
+            return {"USE_EXTRA": True}[name]
+
+    here = Path(__file__).parent
+    mode = WheelMode(os.environ["TEST_WHEEL_MODE"])
+    rules = default_rules() + rules_from_config(
+        [{"include": "extra/*.txt", "exclude": "extra/skip*", "when": "USE_EXTRA"}])
+    data = collect_package_data(here / "foo", rules, mode, Cache()).files
+    packages = mode_packages(["foo", "foo.sub"], "foo", mode)
+    if mode is WheelMode.LIBRARY_ONLY:
+        layout = library_only_layout(data, here / "foo", here / "build" / "staging", "libfoo")
+        setup(name="libfoo", version="1.0", packages=packages + layout.packages,
+              package_dir=layout.package_dir, package_data=layout.package_data)
+    else:
+        setup(name="foo", version="1.0", packages=packages, package_data={"foo": data})
+""")
+
+
+def build_wheel(project: Path, mode: WheelMode) -> set[str]:
+    env = {**os.environ, "TEST_WHEEL_MODE": mode.value,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    code = "import setuptools.build_meta as b; print(b.build_wheel('dist'))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    wheel = project / "dist" / done.stdout.strip().splitlines()[-1]
+    with zipfile.ZipFile(wheel) as archive:
+        return {n for n in archive.namelist() if ".dist-info/" not in n}
+
+
+@pytest.fixture
+def wheel_project(tmp_path: Path) -> Path:
+    make_tree(tmp_path / "foo")
+    for rel in ("sub/__init__.py", "extra/a.txt", "extra/skip.txt"):
+        (tmp_path / "foo" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "foo" / rel).write_text(rel)
+    (tmp_path / "setup.py").write_text(SETUP_PY)
+    return tmp_path
+
+
+def test_real_wheel_full(wheel_project: Path) -> None:
+    names = build_wheel(wheel_project, FULL)
+    expected = {"__init__.py", "sub/__init__.py", "extra/a.txt", "lib/libfoo.so", "lib/libfoo.so.1",
+                "lib/libfoo_python.so", *COMMON}
+    assert names == {f"foo/{rel}" for rel in expected}
+
+
+def test_real_wheel_library_only(wheel_project: Path) -> None:
+    names = build_wheel(wheel_project, LIB)
+    expected = {"__init__.py", "extra/a.txt", "lib/libfoo.so", "lib/libfoo.so.1", *COMMON}
+    assert names == {f"libfoo/{rel}" for rel in expected}

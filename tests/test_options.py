@@ -1,0 +1,184 @@
+"""Build options: the strict parser, precedence, forwarding and the bad-value table."""
+
+from __future__ import annotations
+
+import pytest
+
+from buildkit.errors import ConfigError, ModeConflictError
+from buildkit.layout import WheelMode
+from buildkit.options import (
+    FALSE_WORDS, TRUE_WORDS, config_settings_scope, current_config_settings, load_options,
+    merged_prefix_path, option_table, parse_bool,
+)
+from buildkit.settings import load_settings
+from buildkit.options import option_keys
+
+
+def write_project(tmp_path, table: str = "", name: str = "demo"):
+    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "{name}"\n\n[tool.buildkit]\n{table}\n')
+    return load_settings(tmp_path, option_keys())
+
+
+@pytest.mark.parametrize("word", [*TRUE_WORDS, "ON", "Yes", "TRUE", " Enabled "])
+def test_true_words(word):
+    assert parse_bool(word, "X") is True
+
+
+@pytest.mark.parametrize("word", [*FALSE_WORDS, "OFF", "No", "FALSE", "Disabled"])
+def test_false_words(word):
+    assert parse_bool(word, "X") is False
+
+
+@pytest.mark.parametrize("word", ["2", "maybe", "found", "notfound", "onn", "-1", "truee"])
+def test_unknown_words_are_errors_naming_variable_and_value(word):
+    with pytest.raises(ConfigError) as info:
+        parse_bool(word, "USE_THING")
+    text = str(info.value)
+    assert "USE_THING" in text and repr(word) in text and "yes" in text and "off" in text
+
+
+# One bad value per interpreted variable, driven by the option table itself: a
+# new option without an entry here fails this test.
+BAD_VALUES = {
+    "boolean": "perhaps",
+    "positive integer": "0",
+    "build type": "Fastest",
+    "string": "",
+    "arguments": "-DFOO='unterminated",
+    "path": "",
+    "program": " ",
+    "version": "",
+    "requirements": "numpy>>1",
+    "architectures": "",
+    "integer": "yesterday",
+}
+ALWAYS_VALID_KINDS = {"flags", "path list"}
+
+
+@pytest.mark.parametrize("option", [o for o in option_table() if o.kind not in ALWAYS_VALID_KINDS],
+                         ids=lambda o: o.env)
+def test_every_interpreted_variable_rejects_a_bad_value_by_name(tmp_path, option):
+    settings = write_project(tmp_path)
+    env_name = option.env.replace("<PREFIX>", settings.env_prefix)
+    with pytest.raises(ConfigError) as info:
+        load_options(settings, {env_name: BAD_VALUES[option.kind]})
+    assert env_name in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["-5", "abc", "100000", "1.5"])
+def test_absurd_job_counts(value):
+    with pytest.raises(ConfigError, match="MAX_JOBS"):
+        load_options(None, {"MAX_JOBS": value})
+
+
+def test_build_type_precedence_and_cache_reuse():
+    assert load_options(None, {}).resolve_build_type(None) == "Release"
+    assert load_options(None, {}).resolve_build_type("Debug") == "Debug"  # cache kept
+    assert load_options(None, {"REL_WITH_DEB_INFO": "1"}).resolve_build_type("Debug") == "RelWithDebInfo"
+    both = load_options(None, {"DEBUG": "1", "REL_WITH_DEB_INFO": "1"})
+    assert both.resolve_build_type("Release") == "Debug"
+    winner = load_options(None, {"DEBUG": "1", "CMAKE_BUILD_TYPE": "minsizerel"})
+    assert winner.resolve_build_type("Debug") == "MinSizeRel"
+
+
+def test_toml_build_type_is_a_default_below_the_cache(tmp_path):
+    settings = write_project(tmp_path, 'build-type = "RelWithDebInfo"')
+    options = load_options(settings, {})
+    assert options.resolve_build_type(None) == "RelWithDebInfo"
+    assert options.resolve_build_type("Debug") == "Debug"
+    assert load_options(settings, {"CMAKE_BUILD_TYPE": "Release"}).resolve_build_type("Debug") == "Release"
+
+
+def test_precedence_config_settings_over_environment_over_toml_over_default(tmp_path):
+    settings = write_project(tmp_path, "max-jobs = 2\ncmake-defines = { USE_X = true, USE_Y = \"toml\" }")
+    assert load_options(settings, {}).max_jobs == 2
+    assert load_options(settings, {"MAX_JOBS": "3"}).max_jobs == 3
+    top = load_options(settings, {"MAX_JOBS": "3", "USE_Y": "env"}, {"MAX_JOBS": "5", "USE_Y": "cs"})
+    assert top.max_jobs == 5 and top.sources["max_jobs"] == "config setting"
+    assert top.defines() == {"USE_X": "ON", "USE_Y": "cs"}
+    assert load_options(settings, {"USE_Y": "env"}).defines()["USE_Y"] == "env"
+    assert load_options(settings, {}, {"max-jobs": "7"}).max_jobs == 7  # toml key as a config setting
+    assert load_options(None, {}).max_jobs is None
+
+
+def test_forwarding_is_verbatim_and_skips_switches_and_cmake_environment(tmp_path):
+    settings = write_project(tmp_path, 'cmake-forward = ["BLAS"]')
+    env = {
+        "USE_FOO": "1; touch /tmp/pwned", "BUILD_TEST": "0", "CMAKE_CUDA_COMPILER": "/x/nvcc",
+        "BLAS": "OpenBLAS", "HAVE_X_EXITCODE": "0", "USE_NINJA": "1", "CMAKE_FRESH": "0",
+        "CMAKE_ONLY": "0", "BUILD_LIBTORCH_WHL": "0", "BUILD_PYTHON_ONLY": "0",
+        "CMAKE_GENERATOR": "Ninja", "CMAKE_BUILD_PARALLEL_LEVEL": "2", "CMAKE_TOOLCHAIN_FILE": "/t.cmake",
+        "CMAKE_ARGS": "-DQ='a b' -Wno-dev", "CUDA_HOST_COMPILER": "/usr/bin/g++", "PATH": "/bin",
+        "USE_PRIORITIZED_TEXT_FOR_LD": "0", "CMAKE_BUILD_TYPE": "Debug", "UNRELATED": "x",
+    }
+    options = load_options(settings, env)
+    assert options.defines() == {
+        "USE_FOO": "1; touch /tmp/pwned", "BUILD_TEST": "0", "CMAKE_CUDA_COMPILER": "/x/nvcc",
+        "BLAS": "OpenBLAS", "HAVE_X_EXITCODE": "0", "CMAKE_CUDA_HOST_COMPILER": "/usr/bin/g++",
+    }
+    assert options.cmake_args == ("-DQ=a b", "-Wno-dev")
+    assert dict(options.cmake_environment) == {
+        "CMAKE_GENERATOR": "Ninja", "CMAKE_BUILD_PARALLEL_LEVEL": "2", "CMAKE_TOOLCHAIN_FILE": "/t.cmake"}
+    assert options.jobs == 2 and options.cmake_generator == "Ninja"
+
+
+def test_renamed_mode_variables(tmp_path):
+    settings = write_project(tmp_path, 'library-only-variable = "BUILD_LIB_ONLY"\npython-only-variable = "BUILD_PY_ONLY"')
+    assert load_options(settings, {"BUILD_LIB_ONLY": "1"}).wheel_mode is WheelMode.LIBRARY_ONLY
+    assert load_options(settings, {"BUILD_PY_ONLY": "on"}).wheel_mode is WheelMode.PYTHON_ONLY
+    # The default names are ordinary forwarded variables for this project.
+    assert load_options(settings, {"BUILD_LIBTORCH_WHL": "1"}).wheel_mode is WheelMode.FULL
+    with pytest.raises(ModeConflictError) as info:
+        load_options(settings, {"BUILD_LIB_ONLY": "1", "BUILD_PY_ONLY": "1"})
+    assert "BUILD_LIB_ONLY" in str(info.value) and "BUILD_PY_ONLY" in str(info.value) and "to 0" in str(info.value)
+
+
+def test_mode_conflict_names_both_variables():
+    with pytest.raises(ModeConflictError) as info:
+        load_options(None, {"BUILD_LIBTORCH_WHL": "1", "BUILD_PYTHON_ONLY": "yes"})
+    message = str(info.value)
+    assert "BUILD_LIBTORCH_WHL" in message and "BUILD_PYTHON_ONLY" in message and "Set one of them to 0" in message
+
+
+@pytest.mark.parametrize("layer", ["environment", "config setting"])
+def test_reserved_install_prefix_is_refused(layer):
+    env, cs = ({"CMAKE_INSTALL_PREFIX": "/opt"}, None) if layer == "environment" else ({}, {"CMAKE_INSTALL_PREFIX": "/opt"})
+    with pytest.raises(ConfigError, match="CMAKE_INSTALL_PREFIX.*package tree"):
+        load_options(None, env, cs)
+
+
+def test_prefix_path_is_merged_without_repeats():
+    options = load_options(None, {"CMAKE_PREFIX_PATH": "/user/a:/site;/user/b"})
+    assert merged_prefix_path(options, ["/site", "/lib"]) == "/site;/lib;/user/a;/user/b"
+
+
+def test_cflags_copied_to_cxxflags_when_unset():
+    assert load_options(None, {"CFLAGS": "-O1"}).effective_cxxflags == "-O1"
+    assert load_options(None, {"CFLAGS": "-O1", "CXXFLAGS": ""}).effective_cxxflags == ""
+
+
+def test_project_named_variables(tmp_path):
+    settings = write_project(tmp_path, 'env-prefix = "TLT"')
+    options = load_options(settings, {"TLT_BUILD_VERSION": "2.0.0", "TLT_BUILD_NUMBER": "3",
+                                      "TLT_EXTRA_INSTALL_REQUIREMENTS": "numpy>=1.24 | pyyaml|"})
+    assert options.build_version == "2.0.0" and options.build_number == 3
+    assert options.extra_requirements == ("numpy>=1.24", "pyyaml")
+
+
+def test_config_settings_scope_is_the_top_layer():
+    assert current_config_settings() is None
+    with config_settings_scope({"DEBUG": "1"}):
+        assert load_options(None, {}, current_config_settings()).resolve_build_type(None) == "Debug"
+    assert current_config_settings() is None
+
+
+def test_options_are_immutable_and_print_as_a_table():
+    from rich.console import Console
+
+    options = load_options(None, {"MAX_JOBS": "4", "USE_X": "1"})
+    with pytest.raises(AttributeError):
+        options.max_jobs = 3  # type: ignore[misc]
+    console = Console(width=160, record=True)
+    console.print(options)
+    text = console.export_text()
+    assert "MAX_JOBS" in text and "environment" in text and "USE_X" in text

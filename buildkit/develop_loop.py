@@ -99,7 +99,8 @@ def develop(root: Path, *, register: bool = True) -> Project:
     if not is_current(project, register):
         run_setup_command(project.root, ["develop"] if register else ["build_ext", "--inplace"])
         project.__dict__.pop("cache", None)
-        record(project, register)
+        if not register:  # the develop command records its own state
+            record(project, register)
     if result is not None and hasattr(result, "summary"):
         result.summary()
     return project

@@ -270,6 +270,13 @@ def _setup(overrides: dict[str, Any]):
             return result
         project.__dict__.pop("cache", None)  # re-read: the configure may have changed it
         project.write_version_file()
+        if sys.argv[1:] == ["develop"]:
+            from . import develop_loop
+
+            # Nothing for setuptools to do when the stub and the editable registration
+            # are current: skip its machinery, as `buildkit develop` does.
+            if develop_loop.is_current(project, register=True):
+                return None
     ext_modules = project.extensions()  # 6
     long_description, content_type = project.long_description()  # 7
     layout = project.wheel_layout()  # 8

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_REPO = Path(__file__).resolve().parent.parent
+_HERE = Path(__file__).resolve().parent
+_REPO = _HERE.parent
 
 
 def _package_dir(package: str, repo_folder: str) -> Path:
-    # In a wheel they are the packages buildkit.cmake / buildkit.templates; in a
-    # checkout (editable install) they are the top-level folders of the repository.
-    try:
-        from importlib.resources import files
-
-        path = Path(str(files(package)))
-        if path.is_dir():
-            return path
-    except (ModuleNotFoundError, TypeError):
-        pass
+    # In a wheel they are the folders of the packages buildkit.cmake / buildkit.templates,
+    # next to this file; in a checkout (editable install) they are the top-level folders
+    # of the repository.  (importlib.resources is no help: the two have no __init__.py,
+    # and files() of a namespace package is a MultiplexedPath, not a real folder.)
+    installed = _HERE / package.rpartition(".")[2]
+    if installed.is_dir():
+        return installed
     return _REPO / repo_folder
 
 

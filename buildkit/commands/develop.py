@@ -42,6 +42,9 @@ class Develop(Command):
         project.write_version_file()
         editable.register(spec)
         _warn_missing_requirements(self.distribution.install_requires or [])
+        from .. import develop_loop
+
+        develop_loop.record(project, register=True)
 
 
 def _warn_missing_requirements(requirements: list[str]) -> None:

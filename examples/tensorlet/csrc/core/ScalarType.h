@@ -55,10 +55,8 @@ TENSORLET_FORALL_SCALAR_TYPES(TL_SPECIALIZE)
 
 // Run `__VA_ARGS__` (a lambda body) with `scalar_t` bound to the C++ type of `TYPE`.
 #define TL_DISPATCH_CASE(ctype, name, pyname) \
-  case ::tensorlet::ScalarType::name: {       \
-    using scalar_t = ctype;                   \
-    return __tl_body.template operator()<scalar_t>(); \
-  }
+  case ::tensorlet::ScalarType::name:         \
+    return __tl_body.template operator()<ctype>();
 #define TL_DISPATCH_ALL_TYPES(TYPE, OPNAME, ...)                                      \
   [&] {                                                                               \
     auto __tl_body = [&]<typename scalar_t>() { __VA_ARGS__ };                        \

@@ -40,6 +40,13 @@ void unary(UnaryOp op, const LoopPlan& plan) {
   throw Error("unary_kernel: unsupported op/dtype combination");
 }
 
+template <typename dst_t>
+void copy_from(const LoopPlan& plan, ScalarType src_type) {
+  TL_DISPATCH_ALL_TYPES(src_type, "copy_", {
+    unary_loop<dst_t, scalar_t>(plan, [](scalar_t v) { return static_cast<dst_t>(v); });
+  });
+}
+
 }  // namespace
 
 void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& a) {
@@ -55,13 +62,7 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
     return;
   }
   LoopPlan plan = make_loop_plan({&dst, &src});
-  TL_DISPATCH_ALL_TYPES(dst.dtype(), "copy_", {
-    using dst_t = scalar_t;
-    TL_DISPATCH_ALL_TYPES(src.dtype(), "copy_", {
-      using src_t = scalar_t;
-      unary_loop<dst_t, src_t>(plan, [](src_t v) { return static_cast<dst_t>(v); });
-    });
-  });
+  TL_DISPATCH_ALL_TYPES(dst.dtype(), "copy_", { copy_from<scalar_t>(plan, src.dtype()); });
 }
 
 void fill_kernel(const Tensor& dst, const Scalar& value) {

@@ -1,0 +1,282 @@
+"""Edit-compile loop speed: buildkit against its floors and against scikit-build-core.
+
+Generates a CMake project of N C++ files plus a Python extension, builds it the
+buildkit way and the scikit-build-core way (with a kept build-dir), and prints
+medians and ratios measured in this one run:
+
+    python benchmarks/rebuild.py            # 60 files, 10 runs per measurement
+    python benchmarks/rebuild.py --smoke    # 6 files, 3 runs: a quick check for CI
+
+The peer rows install scikit-build-core from the package index into a venv of
+their own; they are skipped when that is not possible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BUILDKIT_PYPROJECT = """\
+[build-system]
+requires = ["setuptools-buildkit"]
+build-backend = "buildkit.build_meta"
+
+[project]
+name = "benchproj"
+requires-python = ">=3.11"
+dynamic = ["version", "dependencies", "scripts", "readme"]
+
+[tool.buildkit]
+package = "benchproj"
+extension = {{ name = "benchproj._C", sources = ["csrc/stub.c"], libraries = ["benchproj_python"] }}
+"""
+
+SKBUILD_PYPROJECT = """\
+[build-system]
+requires = ["scikit-build-core"]
+build-backend = "scikit_build_core.build"
+
+[project]
+name = "benchproj"
+version = "0.1.0"
+
+[tool.scikit-build]
+build-dir = "build/{{wheel_tag}}"
+editable.mode = "inplace"
+cmake.build-type = "Release"
+"""
+
+CMAKELISTS = """\
+cmake_minimum_required(VERSION 3.24)
+project(benchproj LANGUAGES C CXX)
+set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+find_package(Python REQUIRED COMPONENTS Interpreter Development.Module)
+file(GLOB CORE_SOURCES CONFIGURE_DEPENDS src/*.cpp)
+add_library(benchproj SHARED ${{CORE_SOURCES}})
+target_include_directories(benchproj PUBLIC include)
+set_target_properties(benchproj PROPERTIES INSTALL_RPATH "$ORIGIN")
+{extension}
+"""
+
+BUILDKIT_EXTENSION = """\
+add_library(benchproj_python SHARED csrc/bindings.c)
+target_link_libraries(benchproj_python PRIVATE benchproj Python::Module)
+set_target_properties(benchproj_python PROPERTIES INSTALL_RPATH "$ORIGIN")
+install(TARGETS benchproj benchproj_python LIBRARY DESTINATION lib)
+"""
+
+SKBUILD_EXTENSION = """\
+python_add_library(_C MODULE csrc/bindings.c csrc/skbuild_init.c WITH_SOABI)
+target_link_libraries(_C PRIVATE benchproj)
+set_target_properties(_C PROPERTIES INSTALL_RPATH "$ORIGIN")
+install(TARGETS _C benchproj LIBRARY DESTINATION benchproj)
+"""
+
+UNIT = """\
+#include <vector>
+#include <numeric>
+#include <string>
+#include <map>
+#include "bench.h"
+// A few templates per file so each translation unit costs real compile time.
+namespace bench {{
+template <typename T> T fold{i}(const std::vector<T>& v) {{ return std::accumulate(v.begin(), v.end(), T{{}}); }}
+double unit{i}(int n) {{
+  std::vector<double> v(n);
+  std::iota(v.begin(), v.end(), {i}.0);
+  std::map<std::string, double> m;
+  for (int k = 0; k < 8; ++k) m[std::to_string(k)] = fold{i}(v) / (k + 1);
+  return m["3"];
+}}
+}}
+"""
+
+BINDINGS = """\
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+double bench_total(int n);
+static PyObject* total(PyObject* self, PyObject* arg) {{ return PyFloat_FromDouble(bench_total((int)PyLong_AsLong(arg))); }}
+static PyMethodDef methods[] = {{{{"total", total, METH_O, ""}}, {{NULL, NULL, 0, NULL}}}};
+static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "benchproj._C", NULL, -1, methods}};
+__attribute__((visibility("default"))) PyObject* benchproj_init_module(void) {{ return PyModule_Create(&module); }}
+"""
+
+
+def generate(root: Path, files: int, flavour: str) -> None:
+    (root / "src").mkdir(parents=True)
+    (root / "include").mkdir()
+    (root / "csrc").mkdir()
+    (root / "benchproj").mkdir()
+    declarations = "\n".join(f"double unit{i}(int n);" for i in range(files))
+    (root / "include" / "bench.h").write_text(f"#pragma once\nnamespace bench {{\n{declarations}\n}}\n")
+    for i in range(files):
+        (root / "src" / f"unit{i:03d}.cpp").write_text(UNIT.format(i=i))
+    calls = " + ".join(f"bench::unit{i}(n)" for i in range(files))
+    (root / "src" / "total.cpp").write_text(
+        f'#include "bench.h"\nextern "C" double bench_total(int n) {{ return {calls}; }}\n')
+    (root / "csrc" / "bindings.c").write_text(BINDINGS.format())
+    extension = BUILDKIT_EXTENSION if flavour == "buildkit" else SKBUILD_EXTENSION
+    (root / "CMakeLists.txt").write_text(CMAKELISTS.format(extension=extension))
+    if flavour == "buildkit":
+        (root / "pyproject.toml").write_text(BUILDKIT_PYPROJECT.format())
+        (root / "setup.py").write_text("from buildkit import setup\n\nsetup()\n")
+        (root / "version.txt").write_text("0.1.0\n")
+        (root / "csrc" / "stub.c").write_text(
+            "#include <Python.h>\nextern PyObject* benchproj_init_module(void);\n"
+            "PyMODINIT_FUNC PyInit__C(void) { return benchproj_init_module(); }\n")
+        (root / "benchproj" / "__init__.py").write_text("from ._C import total\n")
+    else:
+        (root / "pyproject.toml").write_text(SKBUILD_PYPROJECT.format())
+        (root / "csrc" / "skbuild_init.c").write_text(
+            "#include <Python.h>\nPyObject* benchproj_init_module(void);\n"
+            "PyMODINIT_FUNC PyInit__C(void) { return benchproj_init_module(); }\n")
+        (root / "benchproj" / "__init__.py").write_text("from ._C import total\n")
+
+
+def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"benchmark command failed: {' '.join(command)}\n{result.stderr[-3000:]}")
+    return elapsed
+
+
+def median(command: list[str], cwd: Path, env: dict[str, str], runs: int, before=None) -> float:
+    samples = []
+    for _ in range(runs):
+        if before:
+            before()
+        samples.append(timed(command, cwd, env))
+    return statistics.median(samples)
+
+
+def touch(path: Path):
+    def action() -> None:
+        # A real content change: ninja compares timestamps, ccache would compare content.
+        with path.open("a") as handle:
+            handle.write("\n")
+    return action
+
+
+def find_ninja() -> str:
+    from buildkit.toolchain import find_ninja as locate
+
+    return str(locate().path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", type=int, default=60)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--smoke", action="store_true", help="6 files, 3 runs (for CI)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated projects")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.files, args.runs = 6, 3
+    python = sys.executable
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BUILD_", "USE_", "CMAKE_", "MAX_JOBS"))}
+    env["CI"] = "true"
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's shell caches bytecode
+    work = Path(tempfile.mkdtemp(prefix="buildkit-bench-"))
+    rows: list[tuple[str, float]] = []
+    try:
+        bk = work / "buildkit"
+        generate(bk, args.files, "buildkit")
+        rows.append(("cold build: buildkit develop", timed([python, "-m", "buildkit", "develop", "."], bk, env)))
+        timed([python, "setup.py", "develop"], bk, env)  # warm every cache once
+        ninja = find_ninja()
+        floor_ninja = median([ninja, "-C", "build"], bk, env, args.runs)
+        floor_setuptools = median([python, "-c", "import setuptools"], bk, env, args.runs)
+        floor_python = median([python, "-c", "pass"], bk, env, args.runs)
+        rows += [("floor: ninja -C build (no-op)", floor_ninja),
+                 ("floor: python -c 'import setuptools'", floor_setuptools),
+                 ("floor: python -c pass", floor_python)]
+        noop_setup = median([python, "setup.py", "develop"], bk, env, args.runs)
+        noop_cli = median([python, "-m", "buildkit", "develop", "."], bk, env, args.runs)
+        noop_pip = median([python, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "-e", "."],
+                          bk, env, max(3, args.runs // 2))
+        unit = bk / "src" / "unit000.cpp"
+        touch_cli = median([python, "-m", "buildkit", "develop", "."], bk, env, args.runs, before=touch(unit))
+        touch_ninja = median([ninja, "-C", "build"], bk, env, args.runs, before=touch(unit))
+        rows += [("no-op: python setup.py develop", noop_setup), ("no-op: buildkit develop", noop_cli),
+                 ("no-op: pip install --no-build-isolation -e .", noop_pip),
+                 ("touch one .cpp: buildkit develop", touch_cli), ("touch one .cpp: ninja alone", touch_ninja)]
+        peer = measure_skbuild(work, args, env)
+        rows += peer
+        report(rows, floor_ninja, floor_setuptools, floor_python, noop_setup, noop_cli, noop_pip,
+               touch_cli, touch_ninja, dict(peer), args)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def peer_python(work: Path) -> str | None:
+    """A venv for scikit-build-core alone: installed beside buildkit it hooks setuptools'
+    entry points and slows every setuptools run, which would skew the comparison."""
+    import venv
+
+    target = work / "skbuild-venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(target)
+    python = target / "bin" / "python"
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    import sysconfig
+
+    # See this interpreter's packages (pip, cmake, ninja, setuptools) plus its own.
+    Path(site, "_bench_overlay.pth").write_text(f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
+    result = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", site, "scikit-build-core"],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        print(f"scikit-build-core could not be installed: peer rows skipped\n{result.stderr[-500:]}", file=sys.stderr)
+        return None
+    return str(python)
+
+
+def measure_skbuild(work: Path, args, env: dict[str, str]) -> list[tuple[str, float]]:
+    python = peer_python(work)
+    if python is None:
+        return []
+    sk = work / "skbuild"
+    generate(sk, args.files, "skbuild")
+    install = [python, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "-e", "."]
+    cold = timed(install, sk, env)
+    noop = median(install, sk, env, max(3, args.runs // 2))
+    touched = median(install, sk, env, max(3, args.runs // 2), before=touch(sk / "src" / "unit000.cpp"))
+    timed([python, "-m", "pip", "uninstall", "-y", "-q", "benchproj"], sk, env)
+    return [("cold build: scikit-build-core pip install -e .", cold),
+            ("no-op: scikit-build-core pip install -e .", noop),
+            ("touch one .cpp: scikit-build-core pip install -e .", touched)]
+
+
+def report(rows, floor_ninja, floor_setuptools, floor_python, noop_setup, noop_cli, noop_pip, touch_cli,
+           touch_ninja, peer, args) -> None:
+    print(f"\nbenchmarks/rebuild.py: {args.files} C++ files, median of {args.runs} runs, "
+          f"Python {sys.version.split()[0]}, {os.cpu_count()} cores\n")
+    width = max(len(name) for name, _ in rows)
+    for name, seconds in rows:
+        print(f"  {name:<{width}}  {seconds:8.3f} s")
+    setup_floor = floor_setuptools + floor_ninja
+    checks = [
+        ("no-op setup.py develop / (import setuptools + ninja no-op)", noop_setup / setup_floor, 1.5),
+        ("no-op buildkit develop / max(0.15 s, 3x ninja no-op)", noop_cli / max(0.15, 3 * floor_ninja), 1.0),
+        ("touch-one-file buildkit develop - ninja alone (s, target <= 0.15)", touch_cli - touch_ninja, 0.15),
+    ]
+    if peer:
+        checks.append(("no-op pip install -e . / scikit-build-core's", noop_pip / peer["no-op: scikit-build-core pip install -e ."], 1.0))
+    print("\n  ratio                                                              value  target   ok")
+    for name, value, target in checks:
+        print(f"  {name:<66} {value:6.2f}  <= {target:<5} {'yes' if value <= target else 'NO'}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -95,7 +95,7 @@ def develop(root: Path, *, register: bool = True) -> Project:
     result = project.build()
     if project.options.cmake_only:
         return project
-    project.write_version_file()
+    project.write_generated_files()
     if not is_current(project, register):
         run_setup_command(project.root, ["develop"] if register else ["build_ext", "--inplace"])
         project.__dict__.pop("cache", None)

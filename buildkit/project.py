@@ -95,8 +95,9 @@ class Project:
     def version(self) -> str:
         return self.resolved_version.version
 
-    def write_version_file(self) -> bool:
-        """``<package>/version.py``, rewritten only when its content changes."""
+    def write_generated_files(self) -> bool:
+        """``<package>/version.py`` and ``_native.py``, each rewritten only when its content changes."""
+        from .split import write_native_loader
         from .version import write_version_file
 
         if self.mode is WheelMode.LIBRARY_ONLY or not self.settings.package_dir.is_dir():
@@ -104,7 +105,8 @@ class Project:
         cache = self.cache
         extra = {"build_type": self.options.resolve_build_type(
             cache["CMAKE_BUILD_TYPE"].value if cache is not None and "CMAKE_BUILD_TYPE" in cache else None)}
-        return write_version_file(self.settings.package_dir, self.resolved_version, extra=extra)
+        changed = write_version_file(self.settings.package_dir, self.resolved_version, extra=extra)
+        return write_native_loader(self) or changed
 
     # ------------------------------------------------------------ requirements
     def requirements(self) -> list[str]:
@@ -122,7 +124,7 @@ class Project:
         linker_script.maybe_recommend(self.options.prioritized_text, _platform.machine(), sys.platform)
         if not self.options.prioritized_text:
             return {}
-        symbols = self.root / "cmake" / "prioritized_text.txt"
+        symbols = self.root / self.settings["prioritized-text-file"]
         if not symbols.is_file():
             raise BuildkitError(
                 f"USE_PRIORITIZED_TEXT_FOR_LD=1 but {symbols} does not exist.",
@@ -147,13 +149,17 @@ class Project:
         """What buildkit adds to every configure besides the forwarded variables."""
         from .resources import cmake_dir
 
+        from .split import mode_defines
+
         return {"CMAKE_PROJECT_TOP_LEVEL_INCLUDES": str(cmake_dir() / "BuildkitTopLevel.cmake"),
-                **self.linker_script_defines()}
+                **mode_defines(self), **self.linker_script_defines()}
 
     def prefix_path(self) -> list[str]:
         import sysconfig
 
-        return [sysconfig.get_paths()["purelib"]]
+        from .split import mode_prefix_path
+
+        return [*mode_prefix_path(self), sysconfig.get_paths()["purelib"]]
 
     def build(self) -> Any:
         """Step 5: configure if needed, build, install into the package tree (once per process)."""
@@ -228,7 +234,9 @@ class Project:
 
         files = self.package_files()
         if self.mode is WheelMode.LIBRARY_ONLY:
-            data_package = self.settings["library-distribution"].replace("-", "_")
+            from .split import library_package
+
+            data_package = library_package(self)
             layout = library_only_layout(files, self.settings.package_dir, self.build_dir / "library-wheel",
                                          data_package)
             # setuptools insists on package_dir paths relative to setup.py's folder.
@@ -269,7 +277,7 @@ def _setup(overrides: dict[str, Any]):
         if project.options.cmake_only:
             return result
         project.__dict__.pop("cache", None)  # re-read: the configure may have changed it
-        project.write_version_file()
+        project.write_generated_files()
         if sys.argv[1:] == ["develop"]:
             from . import develop_loop
 

@@ -90,6 +90,11 @@ SETTINGS: tuple[Setting, ...] = (
     _S("package-data", "list of tables", [],
        "Extra package_data rules (`include`, `exclude`, `modes`, `when`) added to the defaults.", _is_table_list),
     _S("codegen-package", "string", None, "Subpackage (dotted) holding a code generator that ships in the wheel, e.g. `tensorlet._codegen`.", _is_str),
+    _S("prioritized-text-file", "string", "cmake/prioritized_text.txt",
+       "Symbols (one per line) placed first in .text when USE_PRIORITIZED_TEXT_FOR_LD=1.", _is_str),
+    _S("preload-libraries", "list of strings", [],
+       "Native libraries (CMake target names) that `<package>/_native.py` preloads before the extension, "
+       "from the package's own `lib/` or from the installed library distribution.", _is_str_list),
     _S("job-memory-mb", "positive integer", 1024, "Memory one compile job needs; caps the default job count.", _is_positive_int),
     _S("cuda-job-memory-mb", "positive integer", 3072, "Memory one nvcc job needs when CUDA is on.", _is_positive_int),
 )

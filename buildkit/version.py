@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import ast
 import keyword
-import os
 import string
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import Any, Mapping
 from packaging.version import InvalidVersion, Version
 
 from .errors import ConfigError
+from .fileutil import write_text_if_changed
 
 VERSION_FILE = "version.txt"
 SDIST_METADATA = "PKG-INFO"
@@ -190,21 +189,4 @@ def write_version_file(package_dir: Path, resolved: ResolvedVersion, extra: Mapp
     """
     text = render_version_file(resolved, extra,
                                None if template is None else Path(template).read_text(encoding="utf-8"))
-    target = Path(package_dir) / "version.py"
-    try:
-        if target.read_text(encoding="utf-8") == text:
-            return False
-    except (FileNotFoundError, UnicodeDecodeError):
-        pass
-    # Write a sibling temp file and rename over the target, so a reader (or a build
-    # interrupted halfway) never sees a half-written module.
-    fd, tmp = tempfile.mkstemp(prefix=".version.py.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the module must be readable once installed
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return True
+    return write_text_if_changed(Path(package_dir) / "version.py", text)

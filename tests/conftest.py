@@ -109,3 +109,26 @@ def overlay_venv(path: Path) -> Path:
 @pytest.fixture
 def overlay_python(tmp_path) -> Path:
     return overlay_venv(tmp_path / "venv")
+
+
+# --- one fresh venv with buildkit installed from its wheel (PEP 517/660 tests) ---
+
+def venv_env(python: Path, wheelhouse: Path, **overrides: str) -> dict[str, str]:
+    """clean_env for a command run in the venv of ``python``: as if activated (its bin
+    first on PATH), and pip, in isolated build environments too, limited to the
+    wheelhouse (no index, no pip config file with its own find-links)."""
+    bin_dir = python.parent
+    return clean_env(PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", VIRTUAL_ENV=str(bin_dir.parent),
+                     PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheelhouse), PIP_CONFIG_FILE=os.devnull,
+                     PIP_DISABLE_PIP_VERSION_CHECK="1", **overrides)
+
+
+@pytest.fixture(scope="session")
+def buildkit_venv(wheelhouse, tmp_path_factory) -> Path:
+    """A fresh venv with buildkit installed (not editable) from the wheelhouse, plus
+    setuptools and wheel for --no-build-isolation builds; returns its python.  Shared by
+    the tests that need a real installed buildkit: each removes what it installs."""
+    python = make_venv(tmp_path_factory.mktemp("buildkit-venv") / "venv")
+    pip_install(python, wheelhouse, "setuptools-buildkit", "setuptools", "wheel",
+                env=venv_env(python, wheelhouse))
+    return python

@@ -39,7 +39,7 @@ class Develop(Command):
             return
         self.reinitialize_command("build_ext", inplace=1)
         self.run_command("build_ext")
-        project.write_version_file()
+        project.write_generated_files()
         editable.register(spec)
         _warn_missing_requirements(self.distribution.install_requires or [])
         from .. import develop_loop

@@ -1,6 +1,10 @@
 """minimal: buildkit's smallest example, a C++ library with a Python front end."""
 
-from ._C import build_flavour, dot, sum  # noqa: A004 - mirrors the C++ names
+from . import _native
+
+_native.load()  # libminimal: from minimal/lib, or from the installed libminimal wheel
+
+from ._C import build_flavour, dot, sum  # noqa: E402,A004 - mirrors the C++ names
 
 try:
     from .version import __version__

@@ -100,7 +100,7 @@ Tensor amax_impl(const Tensor& self, const std::vector<int64_t>& dim, bool keepd
   return run_reduce(cpu::ReduceOp::Max, self, dims, keepdim, self.dtype());
 }
 
-Tensor argmax_impl(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+Tensor argmax_impl(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim) {
   Tensor input = self;
   std::vector<int64_t> dims;
   if (dim) {

@@ -170,7 +170,7 @@ Tensor select_impl(const Tensor& self, int64_t dim, int64_t index) {
   return make_view(self, sizes, strides, offset);
 }
 
-Tensor slice_impl(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+Tensor slice_impl(const Tensor& self, int64_t dim, const std::optional<int64_t>& start, const std::optional<int64_t>& end,
                   int64_t step) {
   TL_CHECK_INDEX(self.dim() > 0, "slice() cannot be applied to a 0-dim tensor.");
   TL_CHECK_VALUE(step > 0, "slice step must be positive");

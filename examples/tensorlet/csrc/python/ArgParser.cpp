@@ -101,8 +101,8 @@ PythonArgParser::PythonArgParser(std::string name, const std::vector<std::string
   for (const auto& s : signatures) signatures_.push_back(parse_schema(s, "tensorlet"));
 }
 
-PythonArgParser::PythonArgParser(std::string name, FunctionSchema schema, bool is_method)
-    : name_(std::move(name)), is_method_(is_method) {
+PythonArgParser::PythonArgParser(std::string name, FunctionSchema schema)
+    : name_(std::move(name)), is_method_(false) {
   signatures_.push_back(std::move(schema));
 }
 

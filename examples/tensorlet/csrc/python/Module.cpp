@@ -207,7 +207,7 @@ PyObject* py_call_op(PyObject*, PyObject* args, PyObject* kwargs) {
   OperatorHandle op = Dispatcher::singleton().find_or_throw(name);
   static std::unordered_map<std::string, std::unique_ptr<PythonArgParser>> parsers;
   auto& parser = parsers[name];
-  if (!parser || !op.has_schema()) parser = std::make_unique<PythonArgParser>(name, op.schema(), false);
+  if (!parser || !op.has_schema()) parser = std::make_unique<PythonArgParser>(name, op.schema());
   PyObject* rest = PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args));
   ParsedArgs r;
   r.owned.push_back(rest);

@@ -81,7 +81,8 @@ struct ParsedArgs {
 class PythonArgParser {
  public:
   PythonArgParser(std::string name, const std::vector<std::string>& signatures, bool is_method);
-  PythonArgParser(std::string name, FunctionSchema schema, bool is_method);
+  // One schema, bound as a function (used by _call_op).
+  PythonArgParser(std::string name, FunctionSchema schema);
   // Index of the first signature that accepts the arguments; throws TypeError otherwise.
   int parse(PyObject* self, PyObject* args, PyObject* kwargs, ParsedArgs& out) const;
 

@@ -1,0 +1,47 @@
+// libtensorlet_cuda's host side: the CUDA allocator (registered when this
+// library is loaded) and the device query used by tensorlet.cuda.is_available().
+#include <cuda_runtime.h>
+
+#include "core/Allocator.h"
+#include "core/Exception.h"
+#include "ops/cuda/CudaUtils.h"
+
+namespace tensorlet::cuda {
+
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) throw Error(std::string(what) + ": " + cudaGetErrorString(err));
+}
+
+namespace {
+
+void cuda_free(void* p) { cudaFree(p); }
+
+struct CudaAllocator final : Allocator {
+  DataPtr allocate(size_t nbytes) override {
+    void* p = nullptr;
+    if (nbytes > 0) check(cudaMalloc(&p, nbytes), "cudaMalloc");
+    int device = 0;
+    cudaGetDevice(&device);
+    return DataPtr(p, p, &cuda_free, Device(DeviceType::CUDA, static_cast<int8_t>(device)));
+  }
+  void copy_data(void* dst, const void* src, size_t n) const override {
+    check(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToDevice), "cudaMemcpy");
+  }
+};
+
+CudaAllocator g_allocator;
+struct Register {
+  Register() { set_allocator(DeviceType::CUDA, &g_allocator); }
+} g_register;
+
+}  // namespace
+}  // namespace tensorlet::cuda
+
+extern "C" __attribute__((visibility("default"))) int tensorlet_cuda_device_count(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return 0;
+  }
+  return n;
+}

@@ -1,0 +1,246 @@
+// CUDA kernels for fill_, copy_, add, mul, sum and mm (float32 / float64), and
+// the host wrappers registered for the CUDA key (generated/RegisterCUDA.cpp).
+#include <cuda_runtime.h>
+
+#include "generated/Functions.h"
+#include "generated/NativeFunctions.h"
+#include "ops/TensorIterator.h"
+#include "ops/cuda/CudaUtils.h"
+
+namespace tensorlet::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ int64_t offset_of(const Geometry& g, int operand, int64_t linear) {
+  int64_t off = 0;
+  for (int d = g.ndim - 1; d >= 0; --d) {
+    int64_t c = linear % g.sizes[d];
+    linear /= g.sizes[d];
+    off += c * g.strides[operand][d];
+  }
+  return off;
+}
+
+template <typename T>
+__global__ void fill_kernel(T* out, Geometry g, int64_t n, T value) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) out[offset_of(g, 0, i)] = value;
+}
+
+template <int Bytes>
+struct Chunk {
+  unsigned char b[Bytes];
+};
+
+template <int Bytes>
+__global__ void gather_kernel(Chunk<Bytes>* out, const Chunk<Bytes>* in, Geometry g, int64_t n) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) out[offset_of(g, 0, i)] = in[offset_of(g, 1, i)];
+}
+
+template <typename T, bool Mul>
+__global__ void binary_kernel(T* out, const T* a, const T* b, Geometry g, int64_t n, T alpha) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  T x = a[offset_of(g, 1, i)], y = b[offset_of(g, 2, i)];
+  out[offset_of(g, 0, i)] = Mul ? x * y : x + alpha * y;
+}
+
+template <typename T>
+__global__ void sum_partial_kernel(const T* in, T* partial, int64_t n) {
+  __shared__ T cache[kThreads];
+  T acc = 0;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    acc += in[i];
+  cache[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) cache[threadIdx.x] += cache[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = cache[0];
+}
+
+constexpr int kTile = 16;
+
+template <typename T>
+__global__ void mm_kernel(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k) {
+  __shared__ T ta[kTile][kTile];
+  __shared__ T tb[kTile][kTile];
+  int64_t row = blockIdx.y * kTile + threadIdx.y, col = blockIdx.x * kTile + threadIdx.x;
+  T acc = 0;
+  for (int64_t p0 = 0; p0 < k; p0 += kTile) {
+    ta[threadIdx.y][threadIdx.x] = (row < m && p0 + threadIdx.x < k) ? a[row * k + p0 + threadIdx.x] : T(0);
+    tb[threadIdx.y][threadIdx.x] = (col < n && p0 + threadIdx.y < k) ? b[(p0 + threadIdx.y) * n + col] : T(0);
+    __syncthreads();
+    for (int q = 0; q < kTile; ++q) acc += ta[threadIdx.y][q] * tb[q][threadIdx.x];
+    __syncthreads();
+  }
+  if (row < m && col < n) c[row * n + col] = acc;
+}
+
+Geometry geometry(std::initializer_list<const Tensor*> operands) {
+  const Tensor& first = **operands.begin();
+  TL_CHECK(first.dim() <= kMaxDims, "CUDA kernels support at most ", kMaxDims, " dims");
+  Geometry g{};
+  g.ndim = static_cast<int>(first.dim());
+  for (int d = 0; d < g.ndim; ++d) g.sizes[d] = first.sizes()[d];
+  int k = 0;
+  for (const Tensor* t : operands) {
+    for (int d = 0; d < g.ndim; ++d) g.strides[k][d] = t->strides()[d];
+    ++k;
+  }
+  return g;
+}
+
+void check_float(const Tensor& t, const char* op) {
+  TL_CHECK_TYPE(t.dtype() == ScalarType::Float || t.dtype() == ScalarType::Double, op,
+                ": the CUDA backend supports float32 and float64, got ", scalar_type_name(t.dtype()));
+}
+
+// A 0-dim CPU operand (a Python number, say) is moved to the device first.
+Tensor on_device(const Tensor& t, Device device, ScalarType dtype) {
+  if (t.device().is_cuda() && t.dtype() == dtype) return t;
+  Tensor host = t.dtype() == dtype ? t : cast_to(t, dtype);
+  TL_CHECK(host.device().is_cpu(), "unsupported device combination");
+  return tensorlet::_to_copy(host, dtype, device);
+}
+
+Tensor binary(bool mul, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {
+  ScalarType dt = result_type({&self, &other});
+  Device device = common_device({&self, &other});
+  auto shape = broadcast_shapes(self.sizes(), other.sizes());
+  Tensor a = expand_view(on_device(self, device, dt), shape);
+  Tensor b = expand_view(on_device(other, device, dt), shape);
+  check_float(a, mul ? "mul" : "add");
+  if (out.defined()) {
+    prepare_out(out, shape, dt, mul ? "mul" : "add");
+    TL_CHECK(out.dtype() == dt, "CUDA out= tensors must have the result dtype");
+  } else {
+    out = empty_tensor(shape, dt, device);
+  }
+  int64_t n = out.numel();
+  if (n == 0) return out;
+  Geometry g = geometry({&out, &a, &b});
+  if (dt == ScalarType::Float) {
+    auto k = mul ? binary_kernel<float, true> : binary_kernel<float, false>;
+    k<<<blocks_for(n, kThreads), kThreads>>>(out.data<float>(), a.data<float>(), b.data<float>(), g, n, alpha.to<float>());
+  } else {
+    auto k = mul ? binary_kernel<double, true> : binary_kernel<double, false>;
+    k<<<blocks_for(n, kThreads), kThreads>>>(out.data<double>(), a.data<double>(), b.data<double>(), g, n, alpha.to<double>());
+  }
+  check(cudaGetLastError(), mul ? "mul kernel" : "add kernel");
+  return out;
+}
+
+}  // namespace
+}  // namespace tensorlet::cuda
+
+namespace tensorlet::native {
+using namespace tensorlet::cuda;
+
+Tensor fill_cuda_(const Tensor& self, const Scalar& value) {
+  int64_t n = self.numel();
+  if (n == 0) return self;
+  Geometry g = geometry({&self});
+  switch (self.dtype()) {
+    case ScalarType::Float: fill_kernel<<<blocks_for(n, kThreads), kThreads>>>(self.data<float>(), g, n, value.to<float>()); break;
+    case ScalarType::Double: fill_kernel<<<blocks_for(n, kThreads), kThreads>>>(self.data<double>(), g, n, value.to<double>()); break;
+    case ScalarType::Long: fill_kernel<<<blocks_for(n, kThreads), kThreads>>>(self.data<int64_t>(), g, n, value.to<int64_t>()); break;
+    case ScalarType::Int: fill_kernel<<<blocks_for(n, kThreads), kThreads>>>(self.data<int32_t>(), g, n, value.to<int32_t>()); break;
+    case ScalarType::Byte: fill_kernel<<<blocks_for(n, kThreads), kThreads>>>(self.data<uint8_t>(), g, n, value.to<uint8_t>()); break;
+    case ScalarType::Bool: fill_kernel<<<blocks_for(n, kThreads), kThreads>>>(self.data<bool>(), g, n, value.to<bool>()); break;
+    default: throw TypeError("fill_: unsupported dtype on CUDA");
+  }
+  check(cudaGetLastError(), "fill_ kernel");
+  return self;
+}
+
+Tensor copy_cuda_(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
+  Tensor source = expand_view(src, self.sizes());
+  if (self.numel() == 0) return self;
+  if (source.dtype() != self.dtype()) {
+    // Convert on the host side of the transfer; the CUDA backend has no cast kernels.
+    TL_CHECK(!(self.device().is_cuda() && source.device().is_cuda()),
+             "copy_: dtype conversion between two CUDA tensors is not implemented");
+    if (source.device().is_cpu()) source = cast_to(tensorlet::contiguous(source), self.dtype());
+    else return tensorlet::copy_(self, cast_to(tensorlet::_to_copy(source, std::nullopt, Device(DeviceType::CPU)), self.dtype()), false);
+  }
+  size_t bytes = static_cast<size_t>(self.numel()) * element_size(self.dtype());
+  bool dst_cuda = self.device().is_cuda(), src_cuda = source.device().is_cuda();
+  if (dst_cuda && src_cuda) {
+    Geometry g = geometry({&self, &source});
+    int64_t n = self.numel();
+    switch (element_size(self.dtype())) {
+      case 1: gather_kernel<1><<<blocks_for(n, kThreads), kThreads>>>(static_cast<Chunk<1>*>(self.data_ptr()), static_cast<const Chunk<1>*>(source.data_ptr()), g, n); break;
+      case 4: gather_kernel<4><<<blocks_for(n, kThreads), kThreads>>>(static_cast<Chunk<4>*>(self.data_ptr()), static_cast<const Chunk<4>*>(source.data_ptr()), g, n); break;
+      default: gather_kernel<8><<<blocks_for(n, kThreads), kThreads>>>(static_cast<Chunk<8>*>(self.data_ptr()), static_cast<const Chunk<8>*>(source.data_ptr()), g, n); break;
+    }
+    check(cudaGetLastError(), "copy_ kernel");
+    return self;
+  }
+  // Host <-> device: stage through contiguous buffers on each side.
+  if (dst_cuda) {
+    Tensor host = tensorlet::contiguous(source);
+    Tensor dev = self.is_contiguous() ? self : empty_tensor(self.sizes(), self.dtype(), self.device());
+    check(cudaMemcpy(dev.data_ptr(), host.data_ptr(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+    if (!dev.is_same(self)) copy_cuda_(self, dev, false);
+  } else {
+    Tensor dev = tensorlet::contiguous(source);
+    Tensor host = self.is_contiguous() ? self : empty_tensor(self.sizes(), self.dtype(), self.device());
+    check(cudaMemcpy(host.data_ptr(), dev.data_ptr(), bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+    if (!host.is_same(self)) tensorlet::copy_(self, host, false);
+  }
+  return self;
+}
+
+Tensor add_cuda(const Tensor& self, const Tensor& other, const Scalar& alpha) { return binary(false, self, other, alpha, Tensor()); }
+Tensor add_cuda_(const Tensor& self, const Tensor& other, const Scalar& alpha) { return binary(false, self, other, alpha, self); }
+Tensor add_out_cuda(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
+  return binary(false, self, other, alpha, out);
+}
+Tensor mul_cuda(const Tensor& self, const Tensor& other) { return binary(true, self, other, Scalar(1), Tensor()); }
+Tensor mul_cuda_(const Tensor& self, const Tensor& other) { return binary(true, self, other, Scalar(1), self); }
+Tensor mul_out_cuda(const Tensor& self, const Tensor& other, const Tensor& out) { return binary(true, self, other, Scalar(1), out); }
+
+Tensor sum_cuda(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
+                const std::optional<ScalarType>& dtype) {
+  TL_CHECK(!dim || dim->empty() || static_cast<int64_t>(dim->size()) == self.dim(),
+           "sum over a subset of dims is not implemented on CUDA");
+  check_float(self, "sum");
+  TL_CHECK(!dtype || *dtype == self.dtype(), "sum(dtype=) is not implemented on CUDA");
+  Tensor x = tensorlet::contiguous(self);
+  std::vector<int64_t> shape = keepdim ? std::vector<int64_t>(self.dim(), 1) : std::vector<int64_t>{};
+  int64_t n = x.numel();
+  const int blocks = static_cast<int>(std::min<int64_t>(1024, std::max<int64_t>(1, blocks_for(n, kThreads))));
+  Tensor partial = empty_tensor({blocks}, x.dtype(), x.device());
+  Tensor out = empty_tensor(shape, x.dtype(), x.device());
+  if (x.dtype() == ScalarType::Float) {
+    sum_partial_kernel<float><<<blocks, kThreads>>>(x.data<float>(), partial.data<float>(), n);
+    sum_partial_kernel<float><<<1, kThreads>>>(partial.data<float>(), out.data<float>(), blocks);
+  } else {
+    sum_partial_kernel<double><<<blocks, kThreads>>>(x.data<double>(), partial.data<double>(), n);
+    sum_partial_kernel<double><<<1, kThreads>>>(partial.data<double>(), out.data<double>(), blocks);
+  }
+  check(cudaGetLastError(), "sum kernel");
+  return out;
+}
+
+Tensor mm_cuda(const Tensor& self, const Tensor& mat2) {
+  TL_CHECK(self.dim() == 2 && mat2.dim() == 2 && self.size(1) == mat2.size(0), "mm: mat1 and mat2 shapes cannot be multiplied");
+  TL_CHECK_TYPE(self.dtype() == mat2.dtype(), "expected m1 and m2 to have the same dtype");
+  check_float(self, "mm");
+  Tensor a = tensorlet::contiguous(self), b = tensorlet::contiguous(mat2);
+  int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  Tensor c = empty_tensor({m, n}, a.dtype(), a.device());
+  if (c.numel() == 0) return c;
+  dim3 threads(kTile, kTile), grid(blocks_for(n, kTile), blocks_for(m, kTile));
+  if (a.dtype() == ScalarType::Float) mm_kernel<float><<<grid, threads>>>(a.data<float>(), b.data<float>(), c.data<float>(), m, n, k);
+  else mm_kernel<double><<<grid, threads>>>(a.data<double>(), b.data<double>(), c.data<double>(), m, n, k);
+  check(cudaGetLastError(), "mm kernel");
+  return c;
+}
+
+}  // namespace tensorlet::native

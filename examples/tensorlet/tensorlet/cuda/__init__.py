@@ -1,0 +1,34 @@
+"""CUDA status. libtensorlet_cuda is loaded only when present; without it (or
+without a GPU) everything here reports "unavailable" and nothing fails."""
+
+from __future__ import annotations
+
+import ctypes
+
+from .. import _native
+
+
+def _device_count() -> int:
+    lib = _native.cuda
+    if lib is None:
+        return 0
+    try:
+        fn = lib.tensorlet_cuda_device_count
+    except AttributeError:
+        return 0
+    fn.restype = ctypes.c_int
+    return max(int(fn()), 0)
+
+
+def is_built() -> bool:
+    """Whether libtensorlet_cuda.so was loaded."""
+    return _native.cuda is not None
+
+
+def is_available() -> bool:
+    """True when the CUDA library is loaded and cudaGetDeviceCount reports a device."""
+    return _device_count() > 0
+
+
+def device_count() -> int:
+    return _device_count()

@@ -19,6 +19,8 @@ DELEGATED: dict[str, tuple[str, str]] = {
     "report": ("buildkit.report", "slowest translation units and a Chrome trace of the last build"),
     "linker-script": ("buildkit.linker_script", "write a linker script that puts listed functions first in .text"),
     "clean": ("buildkit.clean", "remove build outputs (never tracked files or anything outside the project)"),
+    "wheels": ("buildkit.wheels", "build, repair (auditwheel), audit and smoke-test the wheels CI publishes"),
+    "init": ("buildkit.init", "scaffold a new project: C++ library, Python package, tests, CI (--cuda, --split)"),
 }
 
 

@@ -37,7 +37,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from . import console, toolchain
 from .build_output import StepResult, copy_if_changed, print_summary, run_step
 from .cmake_cache import CMakeCache, CMakeCacheError, is_cmake_notfound
-from .errors import BuildkitError
+from .errors import BuildFailedError, BuildkitError
 from .options import BuildOptions, merged_prefix_path
 from .settings import ProjectSettings
 from .toolchain import Compilers, Toolchain
@@ -104,7 +104,7 @@ class CMakeDriver:
     def cache(self) -> CMakeCache | None:
         """The parsed CMakeCache.txt, None before the first configure."""
         if self._cache is _UNREAD:
-            self._cache = CMakeCache.read_if_exists(self.build_dir / "CMakeCache.txt")
+            self._cache = _read_cache(self.build_dir / "CMakeCache.txt")
         return self._cache
 
     def _cached(self, name: str) -> str | None:
@@ -131,8 +131,9 @@ class CMakeDriver:
         try:
             cache = self.cache
         except CMakeCacheError as exc:
-            return Decision(True, [f"CMakeCache.txt is unreadable (line {exc.lineno}): reconfiguring from scratch"],
-                            fresh=True)
+            what = ("truncated (its last line has no line break)" if isinstance(exc, CacheTruncatedError)
+                    else f"unreadable (line {exc.lineno})")
+            return Decision(True, [f"CMakeCache.txt is {what}: reconfiguring from scratch"], fresh=True)
         if cache is None:
             return Decision(True, ["no CMakeCache.txt"])
         reasons = self._missing_build_files(cache)
@@ -253,7 +254,11 @@ class CMakeDriver:
         # From scratch means finding the tools again too (the probe cache makes it cheap).
         tools = self._discover(None) if decision.fresh else self._tools()
         command = self.configure_command(tools, build_type, decision.forget_python)
-        result = run_step("configure", command, build_dir=self.build_dir, verbose=self.options.verbose)
+        try:
+            result = run_step("configure", command, build_dir=self.build_dir, verbose=self.options.verbose)
+        except BuildFailedError as error:
+            error.hint = error.hint or self._vanished_compiler_hint()
+            raise
         self._cache = _UNREAD
         tools = replace(tools, compilers=_compilers_from_cache(self.cache))
         toolchain.record(self.build_dir, tools)
@@ -261,6 +266,27 @@ class CMakeDriver:
         _write_json(self.fingerprint_path, {"format": FINGERPRINT_FORMAT,
                                             "inputs": self.configure_inputs(tools, build_type)})
         return result
+
+    def _vanished_compiler_hint(self) -> str | None:
+        """What to do when a compiler this folder was configured with is gone (CMake's own
+        error only says it can't find it)."""
+        recorded = toolchain.load_recorded(self.build_dir)
+        defines = dict(self.options.cmake_defines)
+        for kind, variable in (("c", "CC"), ("cxx", "CXX"), ("nvcc", "CUDACXX")):
+            tool = getattr(recorded.compilers, kind) if recorded else None
+            if tool is None or os.path.lexists(tool.path):
+                continue
+            define = CACHE_COMPILERS[kind]
+            naming = [f"{name}={value}" for name, value in ((variable, os.environ.get(variable)),
+                                                            (define, defines.get(define)))
+                      if value and str(tool.path) in value]
+            if naming:
+                return (f"The {TOOL_LABELS[kind]} {tool.path} this build folder was configured with no longer exists, "
+                        f"and {' and '.join(naming)} still names it: install it again, or set {variable} to an "
+                        "installed compiler (or unset it) and run again.")
+            return (f"The {TOOL_LABELS[kind]} {tool.path} this build folder was configured with no longer exists: "
+                    "install it again, or run again with CMAKE_FRESH=1 to configure with the compilers found now.")
+        return None
 
     def _delete_cache(self) -> None:
         # Only these two, only inside the build folder: never follow a link out of it.
@@ -340,8 +366,12 @@ class CMakeDriver:
     def _install_environment(build: StepResult | None, last_install_ns: int | None) -> dict[str, str] | None:
         # CMake's install skips a file whose time is within a second of the installed
         # copy's (cmFileTime::DifferS), so right after a rebuild that quick it must copy
-        # everything; otherwise the environment goes through as it is.
-        if build is None or build.steps == 0 or last_install_ns is None:
+        # everything.  So it must after an install that never finished (no stamp): a file
+        # it was killed while writing is dated then, and CMake before 4.x takes it for up
+        # to date.  Otherwise the environment goes through as it is.
+        if last_install_ns is None:
+            return {**os.environ, "CMAKE_INSTALL_ALWAYS": "1"}
+        if build is None or build.steps == 0:
             return None
         if build.started - last_install_ns / 1e9 > 1.5:
             return None
@@ -466,6 +496,27 @@ def _compilers_from_cache(cache: CMakeCache | None) -> Compilers:
         usable = path and os.path.isabs(path) and not is_cmake_notfound(path)
         found[kind] = toolchain.probe_tool(kind, path) if usable else None
     return Compilers(**found)
+
+
+class CacheTruncatedError(CMakeCacheError):
+    """CMake ends every cache line with a line break: without one the file was cut off
+    (a full disk, a crash), and its last value may be cut short yet still parse."""
+
+    def __init__(self, path: str, lineno: int, line: str):
+        super().__init__(path, lineno, line)
+        self.message = f"{path} is truncated: its last line, {line!r}, has no line break."
+
+
+def _read_cache(path: Path) -> CMakeCache | None:
+    """CMakeCache.read_if_exists, refusing a truncated file."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    if data and not data.endswith(b"\n"):
+        lines = data.split(b"\n")
+        raise CacheTruncatedError(str(path), len(lines), lines[-1].decode("utf-8", "replace"))
+    return CMakeCache.parse(data.decode("utf-8", "surrogateescape"), str(path))
 
 
 def _try_flock(fd: int) -> bool:

@@ -62,7 +62,10 @@ def stub_extension(project: "Project") -> Extension | None:
         library_dirs=[str(lib_dir)],
         include_dirs=[str(package_dir / "include"), *spec.get("include-dirs", [])],
         define_macros=[tuple(m) for m in spec.get("define-macros", [])],
-        extra_compile_args=list(flags.compile_args),
+        # Python's CFLAGS usually carry -g: keep the project folder out of the debug
+        # info, as BuildkitTopLevel.cmake does for the CMake-built libraries.
+        extra_compile_args=[*flags.compile_args,
+                            *([] if sys.platform == "win32" else [f"-ffile-prefix-map={project.root}=."])],
         extra_link_args=[*flags.link_args, *relative_rpath_args(rpath)],
         language="c",
     )

@@ -314,9 +314,25 @@ def _call_setuptools(project: Project, requirements, ext_modules, long_descripti
         distclass=BuildkitDistribution,
         zip_safe=False,
     )
+    _drop_static_fields(kwargs, project.settings.dynamic)
     kwargs.update(project.overrides)
     BuildkitDistribution.pending_project = project
     return setuptools.setup(**kwargs)
+
+
+# setup() keyword -> the [project] field it fills; setuptools rejects (or ignores with a
+# warning) a value for a field the project declared statically, so buildkit only
+# supplies the fields listed in [project] dynamic.
+DYNAMIC_FIELDS = {
+    "version": "version", "install_requires": "dependencies", "entry_points": "scripts",
+    "long_description": "readme", "long_description_content_type": "readme",
+}
+
+
+def _drop_static_fields(kwargs: dict[str, Any], dynamic: frozenset[str]) -> None:
+    for keyword, field_name in DYNAMIC_FIELDS.items():
+        if field_name not in dynamic:
+            kwargs.pop(keyword, None)
 
 
 def _project_root() -> Path:

@@ -95,6 +95,9 @@ SETTINGS: tuple[Setting, ...] = (
     _S("preload-libraries", "list of strings", [],
        "Native libraries (CMake target names) that `<package>/_native.py` preloads before the extension, "
        "from the package's own `lib/` or from the installed library distribution.", _is_str_list),
+    _S("smoke-test", "string", None,
+       "Command `buildkit wheels` runs (in a shell, from an empty folder) in a fresh venv with the built wheel "
+       "installed, after `import <package>`; e.g. `python -c 'import pkg; pkg.selftest()'`.", _is_str),
     _S("job-memory-mb", "positive integer", 1024, "Memory one compile job needs; caps the default job count.", _is_positive_int),
     _S("cuda-job-memory-mb", "positive integer", 3072, "Memory one nvcc job needs when CUDA is on.", _is_positive_int),
 )
@@ -108,6 +111,8 @@ class ProjectSettings:
     root: Path
     project_name: str
     values: Mapping[str, Any] = field(default_factory=dict)
+    # [project] dynamic: the metadata fields buildkit may supply to setuptools.
+    dynamic: frozenset[str] = frozenset()
     option_defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> Any:
@@ -188,4 +193,6 @@ def load_settings(root: Path | str, option_keys: frozenset[str] = frozenset()) -
             raise ConfigError(f"[{TABLE}] key `{key}` in {path} must be a {setting.kind}, not {value!r}.",
                               f"{setting.doc} See docs/configuration.md.")
         values[key] = value
-    return ProjectSettings(root=root, project_name=name, values=values, option_defaults=defaults)
+    dynamic = project.get("dynamic", [])
+    return ProjectSettings(root=root, project_name=name, values=values, option_defaults=defaults,
+                           dynamic=frozenset(dynamic if isinstance(dynamic, list) else []))

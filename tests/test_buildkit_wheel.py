@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from conftest import REPO, run, venv_env
+from buildkit_testing import REPO, run, venv_env
 
 pytestmark = pytest.mark.slow
 

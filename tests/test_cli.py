@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import clean_env, run
+from buildkit_testing import clean_env, run
 
 BUILDKIT = [sys.executable, "-m", "buildkit"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import clean_env, run
+from buildkit_testing import clean_env, run
 
 pytestmark = pytest.mark.slow
 

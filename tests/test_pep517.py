@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import copy_example, make_venv, run, venv_env
+from buildkit_testing import copy_example, make_venv, run, venv_env
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import zipfile
 
 import pytest
 
-from conftest import clean_env, make_venv, pip_install, run
+from buildkit_testing import clean_env, make_venv, pip_install, run
 
 pytestmark = pytest.mark.slow
 
@@ -17,7 +17,7 @@ PROBE = "import minimal, json; print(json.dumps([minimal.sum([1, 2, 3.5]), minim
 @pytest.fixture(scope="module")
 def split_wheels(wheelhouse, tmp_path_factory):
     """Build libminimal, install it, then build minimal against it: one build venv."""
-    from conftest import copy_example
+    from buildkit_testing import copy_example
 
     root = tmp_path_factory.mktemp("split")
     project = copy_example("minimal", root / "minimal")

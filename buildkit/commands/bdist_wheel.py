@@ -9,7 +9,9 @@ Seams in setuptools' ``bdist_wheel``:
 * :meth:`get_tag` decides the tag for both the file name and ``WHEEL``.
 * :meth:`run` writes the archive with ``WheelFile(dist_dir/...)``; pointing
   ``dist_dir`` at a private folder inside dist/ and renaming the finished wheel
-  out of it keeps partial wheels out of dist/.
+  out of it keeps partial wheels out of dist/.  The folder is named after the
+  process, so the folder of a killed build (SIGKILL, no ``finally``) is removed by
+  the next run.  A full disk is reported as such, without a traceback.
 
 Reproducibility: ``wheel.wheelfile.WheelFile`` already takes zip timestamps from
 ``SOURCE_DATE_EPOCH`` and adds files in sorted order (dist-info last); an epoch
@@ -19,12 +21,14 @@ given as a config setting is exported for the write so the same holds for it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
 import sys
 import sysconfig
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Iterator
 
@@ -34,6 +38,7 @@ except ImportError:  # pragma: no cover - depends on the installed setuptools
     from wheel.bdist_wheel import bdist_wheel as _bdist_wheel  # type: ignore[no-redef]
 
 from .. import console
+from ..errors import BuildkitError
 from ..licenses import license_paths, license_text
 from ..options import WheelMode
 from ._context import Context, project_context
@@ -150,7 +155,8 @@ class BdistWheel(_bdist_wheel):
     def run(self) -> None:
         final_dir = Path(self.dist_dir)
         final_dir.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=final_dir))
+        _remove_abandoned_staging(final_dir)
+        staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=final_dir))
         dist_files = getattr(self.distribution, "dist_files", [])
         first_new = len(dist_files)
         self.dist_dir = str(staging)
@@ -163,6 +169,45 @@ class BdistWheel(_bdist_wheel):
                 published = final_dir / Path(path).name
                 os.replace(path, published)  # same file system: the wheel appears complete or not at all
                 dist_files[index] = (command, python, str(published))
+        except OSError as error:
+            _close_unfinished_archives(error)
+            if error.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+                raise
+            raise BuildkitError(f"Building the wheel ran out of space: {error}.",
+                                f"Free disk space (or raise the file size limit, `ulimit -f`) and run again; "
+                                f"no partial wheel was left in {final_dir}.") from None
         finally:
             self.dist_dir = str(final_dir)
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _remove_abandoned_staging(dist_dir: Path) -> None:
+    """Staging folders of builds that died without cleaning up (their process is gone)."""
+    for folder in dist_dir.glob(f"{STAGING_PREFIX}*-*"):
+        pid = folder.name[len(STAGING_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _process_exists(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def _close_unfinished_archives(error: BaseException) -> None:
+    """The archive a failed write leaves open would try to finish itself when garbage
+    collected, fail again and print a traceback: close its file unfinished (the staging
+    folder holding it is removed anyway)."""
+    tb = error.__traceback__
+    while tb is not None:
+        for value in list(tb.tb_frame.f_locals.values()):
+            if isinstance(value, zipfile.ZipFile) and value.fp is not None:
+                fp, value.fp = value.fp, None
+                with contextlib.suppress(OSError):
+                    fp.close()
+        tb = tb.tb_next

@@ -73,7 +73,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: buil
         if array.dtype.kind in "iu" and array.dtype not in (np.uint8, np.int32, np.int64):
             array = array.astype(np.int64)
         inferred = _infer_dtype(data, array)
-        out = _C._from_numpy(np.ascontiguousarray(array)).clone()
+        out = _C._from_numpy(np.array(array, order="C", copy=True))
         if inferred is not None and dtype is None:
             dtype = inferred
     if dtype is not None or device is not None:

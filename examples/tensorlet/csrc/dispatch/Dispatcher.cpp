@@ -169,23 +169,30 @@ DispatchKeySet Dispatcher::compute_keys(const OperatorEntry& e, const Stack& sta
   return (keys | local.included) - local.excluded;
 }
 
+namespace {
+thread_local int t_call_depth = 0;
+struct DepthGuard {
+  DepthGuard() { ++t_call_depth; }
+  ~DepthGuard() { --t_call_depth; }
+};
+}  // namespace
+
 void Dispatcher::call(const OperatorHandle& op, Stack* stack) {
   OperatorEntry& e = *op.entry();
   TL_CHECK(e.schema, "operator ", e.name, " has kernels but no schema (missing def)");
   TL_CHECK(stack->size() >= e.num_args, "operator ", e.name, ": expected ", e.num_args, " arguments on the stack");
-  // Every write through a Tensor(a!) argument bumps its version, whatever
-  // kernel runs, so autograd can detect stale saved tensors.
-  TensorImpl* mutated[4] = {};
-  size_t n_mutated = 0, base = stack->size() - e.num_args;
-  for (int i : e.mutable_args)
-    if (n_mutated < 4 && (*stack)[base + i].is_tensor()) mutated[n_mutated++] = (*stack)[base + i].to_tensor().impl();
-  intrusive_ptr<TensorImpl> keep_alive[4];
-  for (size_t i = 0; i < n_mutated; ++i) keep_alive[i] = intrusive_ptr<TensorImpl>(mutated[i]);
-
+  // A write through a Tensor(a!) argument bumps its version once, at the
+  // outermost call, whatever kernel runs, so autograd can detect stale saved
+  // tensors. (Bumping before the kernel lets an in-place autograd kernel save
+  // its result at the final version.)
+  if (t_call_depth == 0) {
+    size_t base = stack->size() - e.num_args;
+    for (int i : e.mutable_args)
+      if ((*stack)[base + i].is_tensor()) (*stack)[base + i].to_tensor().impl()->bump_version();
+  }
+  DepthGuard depth;
   DispatchKeySet keys = compute_keys(e, *stack);
-  const KernelFunction& k = e.table[static_cast<int>(keys.highest())];
-  k.fn(op, keys, stack);
-  for (size_t i = 0; i < n_mutated; ++i) mutated[i]->bump_version();
+  e.table[static_cast<int>(keys.highest())].fn(op, keys, stack);
 }
 
 void Dispatcher::redispatch(const OperatorHandle& op, DispatchKeySet keys, Stack* stack) {

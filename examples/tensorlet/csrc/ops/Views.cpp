@@ -37,7 +37,7 @@ std::optional<std::vector<int64_t>> view_strides(const Tensor& t, const std::vec
   const auto& old_sizes = t.sizes();
   const auto& old_strides = t.strides();
   std::vector<int64_t> strides(shape.size());
-  if (t.numel() == 0) return contiguous_strides(shape);
+  if (t.numel() == 0 || old_sizes.empty()) return contiguous_strides(shape);
   int64_t view_d = static_cast<int64_t>(shape.size()) - 1;
   int64_t chunk_base_stride = old_strides.empty() ? 1 : old_strides.back();
   int64_t tensor_numel = 1, view_numel = 1;

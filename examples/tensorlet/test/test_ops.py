@@ -1,0 +1,332 @@
+"""Every op in opinfo.OPS over every supported dtype and over 0-dim, empty,
+broadcast and non-contiguous inputs, against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import requires_build, tl
+from opinfo import ALL, ELEMENTWISE_SHAPES, OPS, sample
+
+pytestmark = requires_build
+
+TOL = {"float32": dict(rtol=1e-5, atol=1e-5), "float64": dict(rtol=1e-10, atol=1e-10)}
+REDUCTION_TOL = {"float32": dict(rtol=1e-4, atol=1e-4), "float64": dict(rtol=1e-9, atol=1e-9)}
+
+
+def tdtype(name: str):
+    return getattr(tl, name)
+
+
+def expected_dtype(op, dtypes: list[str], dims: list[int]) -> str:
+    if op.bool_result:
+        return "bool"
+    # PyTorch promotion: dimensioned tensors outrank 0-dim ones unless of a higher category.
+    cat = lambda d: 0 if d == "bool" else 2 if d.startswith("float") else 1  # noqa: E731
+    order = list(ALL)
+    dimmed = [d for d, n in zip(dtypes, dims) if n > 0] or dtypes
+    zero = [d for d, n in zip(dtypes, dims) if n == 0]
+    r = max(dimmed, key=order.index)
+    if zero:
+        z = max(zero, key=order.index)
+        if cat(z) > cat(r):
+            r = z
+    if op.promotes_to_float and not r.startswith("float"):
+        r = "float32"
+    return r
+
+
+def check_close(actual, expected: np.ndarray, dtype: str, tol=TOL) -> None:
+    a = actual.numpy()
+    assert a.dtype == np.dtype(dtype), (a.dtype, dtype)
+    assert a.shape == expected.shape, (a.shape, expected.shape)
+    if dtype.startswith("float"):
+        np.testing.assert_allclose(a, expected.astype(dtype), equal_nan=True, **tol[dtype])
+    else:
+        np.testing.assert_array_equal(a, expected.astype(dtype))
+
+
+def noncontiguous(t):
+    """The same values in a transposed, non-contiguous layout."""
+    if t.dim() < 2:
+        return t
+    return t.transpose(0, 1).contiguous().transpose(0, 1)
+
+
+ELEMENTWISE = [op for op in OPS if op.kind == "elementwise"]
+
+
+@pytest.mark.parametrize("op", ELEMENTWISE, ids=lambda o: o.name)
+@pytest.mark.parametrize("case", ELEMENTWISE_SHAPES, ids=lambda c: c[0])
+def test_elementwise(op, case):
+    rng = np.random.default_rng(0)
+    _, shape_a, shape_b = case
+    for dtype in op.dtypes:
+        arrays = [sample(shape_a, dtype, rng, op.domain), sample(shape_b, dtype, rng, op.domain)][: op.arity]
+        tensors = [tl.from_numpy(a.copy()) for a in arrays]
+        out_dtype = expected_dtype(op, [dtype] * op.arity, [a.ndim for a in arrays])
+        ref_inputs = [a.astype(np.float64) for a in arrays] if out_dtype.startswith("float") else arrays
+        with np.errstate(all="ignore"):
+            ref = np.asarray(op.ref(*ref_inputs))
+        check_close(getattr(tl, op.name)(*tensors), ref, out_dtype)
+        # The method variant and a non-contiguous layout give the same result.
+        check_close(getattr(noncontiguous(tensors[0]), op.name)(*tensors[1:]), ref, out_dtype)
+        if op.has_out:
+            out = tl.empty(ref.shape, dtype=tdtype(out_dtype))
+            res = getattr(tl, op.name)(*tensors, out=out)
+            assert res is out
+            check_close(out, ref, out_dtype)
+
+
+@pytest.mark.parametrize("name,ref", [("add", np.add), ("sub", np.subtract), ("mul", np.multiply)])
+def test_python_scalars_follow_torch_promotion(name, ref):
+    x = tl.tensor([1, 2, 3], dtype=tl.int32)
+    assert getattr(tl, name)(x, 2).dtype == tl.int32      # int scalar keeps int32
+    assert getattr(tl, name)(x, 2.5).dtype == tl.float32  # float scalar -> default float
+    assert getattr(tl, name)(x, True).dtype == tl.int32
+    y = tl.tensor([1.0, 2.0], dtype=tl.float32)
+    assert getattr(tl, name)(y, tl.tensor(2.0, dtype=tl.float64)).dtype == tl.float32  # 0-dim is lower priority
+    assert getattr(tl, name)(tl.tensor([1], dtype=tl.uint8), tl.tensor([1], dtype=tl.int32)).dtype == tl.int32
+    np.testing.assert_allclose(getattr(tl, name)(y, 1.5).numpy(), ref(y.numpy(), np.float32(1.5)))
+
+
+def test_alpha_and_inplace():
+    a = tl.tensor([1.0, 2.0, 3.0])
+    b = tl.tensor([10.0, 20.0, 30.0])
+    np.testing.assert_allclose(tl.add(a, b, alpha=2).numpy(), [21, 42, 63])
+    np.testing.assert_allclose(tl.sub(a, b, alpha=0.5).numpy(), [-4, -8, -12])
+    v0 = a._version
+    r = a.add_(b)
+    assert r is a and a._version > v0
+    np.testing.assert_allclose(a.numpy(), [11, 22, 33])
+    a.mul_(2)
+    np.testing.assert_allclose(a.numpy(), [22, 44, 66])
+    i = tl.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        i.add_(tl.tensor([0.5, 0.5]))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        tl.zeros(3).add_(tl.zeros(2, 3))
+
+
+def test_where():
+    rng = np.random.default_rng(1)
+    c = rng.random((3, 4)) > 0.5
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4,)).astype(np.float64)
+    r = tl.where(tl.from_numpy(c), tl.from_numpy(a), tl.from_numpy(b))
+    assert r.dtype == tl.float64
+    np.testing.assert_allclose(r.numpy(), np.where(c, a, b))
+    np.testing.assert_allclose(tl.where(tl.from_numpy(c), tl.from_numpy(a), 0.0).numpy(), np.where(c, a, 0))
+
+
+REDUCTIONS = [op for op in OPS if op.kind == "reduction"]
+
+
+@pytest.mark.parametrize("op", REDUCTIONS, ids=lambda o: o.name)
+@pytest.mark.parametrize("shape,dims", [((), None), ((5,), None), ((4, 6), 0), ((4, 6), 1), ((3, 4, 5), 1),
+                                        ((3, 4, 5), (0, 2)), ((2, 0, 3), 2), ((513, 129), -1), ((1000, 70), 0)],
+                         ids=str)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions(op, shape, dims, keepdim):
+    rng = np.random.default_rng(2)
+    for dtype in op.dtypes:
+        if op.name in ("amax", "argmax", "mean") and 0 in shape and (dims is None or shape[dims if isinstance(dims, int) else 0] == 0):
+            continue
+        if op.name == "argmax" and isinstance(dims, tuple):
+            continue
+        a = sample(shape, dtype, rng)
+        for x in (tl.from_numpy(a.copy()), noncontiguous(tl.from_numpy(a.copy()))):
+            if dims is None:
+                got = getattr(x, op.name)() if op.name != "amax" else x.amax()
+                ref = np.asarray(op.ref(a))
+            else:
+                got = getattr(x, op.name)(dims, keepdim)
+                ref = np.asarray(op.ref(a, axis=dims, keepdims=keepdim))
+            want = "int64" if op.name == "argmax" else ("int64" if op.name == "sum" and not dtype.startswith("float") else dtype)
+            check_close(got, ref, want, REDUCTION_TOL)
+
+
+def test_reduction_dtype_and_errors():
+    x = tl.tensor([[1, 2], [3, 4]], dtype=tl.int32)
+    assert x.sum().dtype == tl.int64
+    assert x.sum(dtype=tl.float64).dtype == tl.float64
+    with pytest.raises(TypeError, match="mean"):
+        x.mean()
+    with pytest.raises(IndexError, match="non-zero size"):
+        tl.zeros(0, 3).amax(0)
+    nan = tl.tensor([1.0, float("nan"), 3.0])
+    assert np.isnan(nan.amax().item()) and nan.argmax().item() == 1
+
+
+MATMULS = [op for op in OPS if op.kind in ("matmul", "bmm")]
+
+
+@pytest.mark.parametrize("op", MATMULS, ids=lambda o: o.name)
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 4, 5), (0, 3, 2), (3, 0, 2), (67, 129, 33), (130, 257, 70)], ids=str)
+def test_matmul(op, m, k, n):
+    rng = np.random.default_rng(3)
+    for dtype in op.dtypes:
+        if op.kind == "bmm":
+            a, b = sample((2, m, k), dtype, rng, (0, 3)), sample((2, k, n), dtype, rng, (0, 3))
+        else:
+            a, b = sample((m, k), dtype, rng, (0, 3)), sample((k, n), dtype, rng, (0, 3))
+        ref = np.matmul(a, b)
+        tol = dict(rtol=1e-4, atol=1e-3 * max(k, 1)) if dtype == "float32" else dict(rtol=1e-9, atol=1e-9)
+        ta, tb = tl.from_numpy(a), tl.from_numpy(b)
+        got = getattr(tl, op.name)(ta, tb)
+        np.testing.assert_allclose(got.numpy(), ref, **tol)
+        # Transposed (non-contiguous) operands take the strided packing path.
+        at = tl.from_numpy(np.ascontiguousarray(np.swapaxes(a, -1, -2))).transpose(-1, -2)
+        np.testing.assert_allclose(getattr(tl, op.name)(at, tb).numpy(), ref, **tol)
+        if op.has_out and op.name == "mm":
+            out = tl.empty(m, n, dtype=getattr(tl, dtype))
+            tl.mm(ta, tb, out=out)
+            np.testing.assert_allclose(out.numpy(), ref, **tol)
+
+
+def test_matmul_broadcasting_and_operator():
+    rng = np.random.default_rng(4)
+    for sa, sb in [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((5, 2, 3), (3, 4)), ((2, 1, 2, 3), (4, 3, 2))]:
+        a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+        np.testing.assert_allclose((tl.from_numpy(a) @ tl.from_numpy(b)).numpy(), a @ b, rtol=1e-10)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        tl.mm(tl.zeros(2, 3), tl.zeros(2, 3))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_log_softmax(dtype):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((4, 7)).astype(dtype) * 10
+    for dim in (0, 1, -1):
+        e = np.exp(a - a.max(axis=dim, keepdims=True))
+        ref = e / e.sum(axis=dim, keepdims=True)
+        x = tl.from_numpy(a)
+        np.testing.assert_allclose(x.softmax(dim).numpy(), ref, **REDUCTION_TOL[dtype])
+        np.testing.assert_allclose(tl.log_softmax(x, dim).numpy(), np.log(ref), **REDUCTION_TOL[dtype])
+
+
+# ---- creation, views, indexing, conversion ----------------------------------------------
+
+def test_factories():
+    assert tl.zeros(2, 3).shape == (2, 3) and tl.zeros((2, 3)).dtype == tl.float32
+    np.testing.assert_array_equal(tl.ones(4, dtype=tl.int64).numpy(), np.ones(4, dtype=np.int64))
+    np.testing.assert_array_equal(tl.full((2, 2), 7).numpy(), np.full((2, 2), 7))
+    assert tl.full((1,), 7).dtype == tl.int64 and tl.full((1,), 7.0).dtype == tl.float32
+    np.testing.assert_array_equal(tl.arange(5).numpy(), np.arange(5))
+    np.testing.assert_allclose(tl.arange(0, 1, 0.25).numpy(), np.arange(0, 1, 0.25))
+    assert tl.arange(5).dtype == tl.int64 and tl.arange(1.0, 3.0).dtype == tl.float32
+    tl.manual_seed(0)
+    a = tl.rand(3, 4)
+    tl.manual_seed(0)
+    assert np.array_equal(a.numpy(), tl.rand(3, 4).numpy())
+    assert 0 <= a.numpy().min() and a.numpy().max() < 1
+    r = tl.randn(10000)
+    assert abs(r.mean().item()) < 0.05 and abs(r.numpy().std() - 1) < 0.05
+    assert tl.empty(2, 0).numel() == 0
+    t = tl.zeros(2, requires_grad=True)
+    assert t.requires_grad and t.is_leaf
+    assert tl.zeros_like(tl.ones(2, 3, dtype=tl.int32)).dtype == tl.int32
+
+
+def test_tensor_and_numpy_interop():
+    t = tl.tensor([[1, 2], [3, 4]])
+    assert t.dtype == tl.int64 and t.tolist() == [[1, 2], [3, 4]]
+    assert tl.tensor(3.5).dtype == tl.float32 and tl.tensor(3.5).item() == 3.5
+    assert tl.tensor([True, False]).dtype == tl.bool
+    assert tl.tensor(np.zeros(2, dtype=np.float64)).dtype == tl.float64
+    assert tl.tensor([1, 2], dtype=tl.float64).dtype == tl.float64
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    s = tl.from_numpy(a)
+    a[0, 0] = 42  # shares memory
+    assert s[0, 0].item() == 42
+    back = s.numpy()
+    back[1, 1] = -1
+    assert a[1, 1] == -1
+    assert tl.from_numpy(a[:, ::2]).stride() == (3, 2)
+    assert tl.from_numpy(np.array(5, dtype=np.int32)).dim() == 0
+    for name in ALL:
+        x = tl.from_numpy(np.zeros(3, dtype=name))
+        assert x.dtype == getattr(tl, name) and x.numpy().dtype == np.dtype(name)
+    with pytest.raises(TypeError, match="can't convert"):
+        tl.from_numpy(np.zeros(2, dtype=np.float16))
+
+
+def test_views_share_storage_and_strides():
+    x = tl.arange(24).view(2, 3, 4)
+    assert x.stride() == (12, 4, 1) and x.is_contiguous()
+    p = x.permute(2, 0, 1)
+    assert p.shape == (4, 2, 3) and p.stride() == (1, 12, 4) and not p.is_contiguous()
+    assert x.transpose(0, 2).shape == (4, 3, 2)
+    np.testing.assert_array_equal(p.contiguous().numpy(), np.arange(24).reshape(2, 3, 4).transpose(2, 0, 1))
+    assert x.reshape(6, 4).data_ptr() == x.data_ptr()
+    r = p.reshape(-1)  # needs a copy
+    np.testing.assert_array_equal(r.numpy(), np.arange(24).reshape(2, 3, 4).transpose(2, 0, 1).reshape(-1))
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        p.view(-1)
+    e = tl.tensor([1, 2, 3]).view(3, 1).expand(3, 4)
+    assert e.stride() == (1, 0) and e.shape == (3, 4)
+    assert tl.zeros(1, 3, 1).squeeze().shape == (3,)
+    assert tl.zeros(1, 3, 1).squeeze(0).shape == (3, 1)
+    assert tl.zeros(3).unsqueeze(0).shape == (1, 3) and tl.zeros(3).unsqueeze(-1).shape == (3, 1)
+    v = x.view(6, 4)
+    v.add_(1)  # writes through the view
+    assert x[0, 0, 0].item() == 1
+
+
+def test_indexing():
+    a = np.arange(60).reshape(3, 4, 5)
+    x = tl.from_numpy(a.copy())
+    for key in [0, -1, (1, 2), (slice(None), 1), (Ellipsis, 2), (slice(1, None), slice(None, None, 2)),
+                (None, 0), (0, None, slice(1, 3)), (Ellipsis, None), (slice(-2, None),), (slice(10, 20),)]:
+        np.testing.assert_array_equal(x[key].numpy(), a[key], err_msg=str(key))
+    assert x[1, 2, 3].item() == a[1, 2, 3]
+    with pytest.raises(IndexError):
+        x[3]
+    with pytest.raises(IndexError):
+        x[0, 0, 0, 0]
+    x[0, 1] = 100
+    x[2] = tl.zeros(4, 5, dtype=tl.int64)
+    a[0, 1] = 100
+    a[2] = 0
+    np.testing.assert_array_equal(x.numpy(), a)
+
+
+def test_copy_and_to():
+    x = tl.tensor([1.5, -2.5, 3.0])
+    assert x.to(tl.int64).tolist() == [1, -2, 3]
+    assert x.to(tl.bool).tolist() == [True, True, True]
+    assert x.to(tl.float32) is x
+    assert x.to(dtype=tl.float64).dtype == tl.float64 and x.double().dtype == tl.float64
+    y = tl.zeros(2, 3, dtype=tl.float64)
+    y.copy_(tl.tensor([1, 2, 3], dtype=tl.int32))  # broadcast + cast
+    np.testing.assert_array_equal(y.numpy(), [[1, 2, 3], [1, 2, 3]])
+    c = x.clone()
+    c.add_(1)
+    assert x.tolist() == [1.5, -2.5, 3.0]
+    assert tl.tensor([[1.0, 2.0]]).t().shape == (2, 1)
+
+
+def test_python_operators_and_metadata():
+    a = tl.tensor([1.0, 2.0, 3.0])
+    b = tl.tensor([3.0, 2.0, 1.0])
+    assert (a + b).tolist() == [4, 4, 4] and (a - 1).tolist() == [0, 1, 2] and (2 - a).tolist() == [1, 0, -1]
+    assert (a * 2).tolist() == [2, 4, 6] and (1 / tl.tensor([2.0])).tolist() == [0.5]
+    assert (-a).tolist() == [-1, -2, -3] and (a @ b).item() == 10
+    assert (a == b).tolist() == [False, True, False] and (a < b).tolist() == [True, False, False]
+    assert (a > b).tolist() == [False, False, True] and (a != b).tolist() == [True, False, True]
+    assert (a <= b).tolist() == [True, True, False] and (a >= b).tolist() == [False, True, True]
+    a += 1
+    assert a.tolist() == [2, 3, 4]
+    assert a.device == tl.device("cpu") and str(a.device) == "cpu" and a.dim() == 1 and a.numel() == 3
+    assert a.size() == (3,) and a.size(0) == 3 and len(a) == 3
+    assert repr(tl.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+    assert repr(tl.tensor([1, 2], dtype=tl.int32)) == "tensor([1, 2], dtype=tensorlet.int32)"
+    assert "grad_fn=<MulBackward0>" in repr(tl.ones(2, requires_grad=True) * 2)
+    assert repr(tl.float64) == "tensorlet.float64"
+
+
+def test_neg_bool_and_bad_arguments_raise():
+    with pytest.raises(TypeError, match="Negation"):
+        -tl.tensor([True])
+    with pytest.raises(TypeError, match="invalid combination of arguments"):
+        tl.add(tl.zeros(2), "x")

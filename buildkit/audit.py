@@ -221,7 +221,7 @@ def audit(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_e
                 for p in build_paths]
     result = AuditResult()
     findings = result.findings
-    interpreters, abis, platforms = wheel_tags(path.name)
+    _, abis, platforms = wheel_tags(path.name)
     with zipfile.ZipFile(path) as archive:
         infos = [info for info in archive.infolist() if not info.is_dir()]
         names = [info.filename for info in infos]
@@ -252,12 +252,10 @@ def audit(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_e
             report = show(path)
             result.policy = report.policy(allowed_external)
             unexpected = [lib for lib in report.external if not _allowed(lib, allowed_external)]
-            if not result.policy.startswith(("manylinux", "musllinux")):
-                findings.append(Finding("policy", f"auditwheel show: consistent only with {result.policy}"
-                                        + (f"; external libraries: {', '.join(unexpected)}" if unexpected else "")))
-            elif unexpected:
-                findings.append(Finding("policy", "auditwheel show lists external libraries the wheel neither ships "
-                                        f"nor may expect: {', '.join(unexpected)}"))
+            if not result.policy.startswith(("manylinux", "musllinux")):  # also when a library is unexpected
+                findings.append(Finding("policy", f"auditwheel show: consistent only with {result.policy}" + (
+                    f"; external libraries the wheel neither ships nor may expect: {', '.join(unexpected)}"
+                    if unexpected else "")))
     return result
 
 

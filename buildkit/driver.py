@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from . import console, toolchain
-from .build_output import StepResult, copy_if_changed, print_summary, run_step
+from .build_output import StepResult, copy_if_changed, log_dir, print_summary, run_step
 from .cmake_cache import CMakeCache, CMakeCacheError, is_cmake_notfound
 from .errors import BuildFailedError, BuildkitError
 from .options import BuildOptions, merged_prefix_path
@@ -208,8 +208,10 @@ class CMakeDriver:
 
     def _launcher(self) -> str | None:
         # ccache/sccache are worth using whenever they are installed; an explicit
-        # BUILDKIT_COMPILER_LAUNCHER (or a forwarded -D) wins.
-        return self.options.compiler_launcher or shutil.which("ccache") or shutil.which("sccache")
+        # BUILDKIT_COMPILER_LAUNCHER (or a forwarded -D) wins, and "none" turns it off.
+        if self.options.compiler_launcher:
+            return None if self.options.compiler_launcher.lower() == "none" else self.options.compiler_launcher
+        return shutil.which("ccache") or shutil.which("sccache")
 
     def _cuda_architectures(self) -> str | None:
         if not self.options.cuda_arch_list:
@@ -332,11 +334,12 @@ class CMakeDriver:
         if build is not None and build.no_work and self.install_is_current():
             return None
         last_install = _mtime_ns(self._install_stamp)
+        unfinished = last_install is None and (log_dir(self.build_dir) / "install.log").exists()
         previous = self._manifest()
         self._install_stamp.unlink(missing_ok=True)
         command = [str(self._tools().cmake.path), "--install", str(self.build_dir), "--config", self.build_type()]
         result = run_step("install", command, build_dir=self.build_dir, verbose=self.options.verbose,
-                          env=self._install_environment(build, last_install))
+                          env=self._install_environment(build, last_install, unfinished))
         self._prune_stale(previous - self._manifest())
         self._install_stamp.touch()
         return result
@@ -363,15 +366,16 @@ class CMakeDriver:
                 parent = parent.parent
 
     @staticmethod
-    def _install_environment(build: StepResult | None, last_install_ns: int | None) -> dict[str, str] | None:
+    def _install_environment(build: StepResult | None, last_install_ns: int | None,
+                             unfinished: bool = False) -> dict[str, str] | None:
         # CMake's install skips a file whose time is within a second of the installed
         # copy's (cmFileTime::DifferS), so right after a rebuild that quick it must copy
-        # everything.  So it must after an install that never finished (no stamp): a file
-        # it was killed while writing is dated then, and CMake before 4.x takes it for up
-        # to date.  Otherwise the environment goes through as it is.
-        if last_install_ns is None:
+        # everything.  So it must after an install that started and never finished: a
+        # file it was killed while writing is cut short, dated then, and looks up to date.
+        # Otherwise the environment goes through as it is.
+        if unfinished:
             return {**os.environ, "CMAKE_INSTALL_ALWAYS": "1"}
-        if build is None or build.steps == 0:
+        if build is None or build.steps == 0 or last_install_ns is None:
             return None
         if build.started - last_install_ns / 1e9 > 1.5:
             return None

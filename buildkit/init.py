@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import keyword
 import re
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -254,9 +255,18 @@ def init_project(target: Path, choices: Choices, *, force: bool = False, dry_run
     if dry_run:
         print("(dry run: nothing written)", file=out)
     else:
-        where = "." if target.resolve() == Path.cwd().resolve() else str(target)
-        print(f"next: cd {where} && buildkit develop . && python -m pytest -q", file=out)
+        print(f"next: {_cd(target)}buildkit develop . && python -m pytest -q", file=out)
     return planned
+
+
+def _cd(target: Path) -> str:
+    """``cd <target> && `` as the user would type it (relative when under the current folder)."""
+    here = Path.cwd().resolve()
+    resolved = target.resolve()
+    if resolved == here:
+        return ""
+    shown = resolved.relative_to(here).as_posix() if resolved.is_relative_to(here) else str(target)
+    return f"cd {shlex.quote(shown)} && "
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -94,7 +94,8 @@ def option_table(settings: ProjectSettings | None = None) -> tuple[Option, ...]:
         O("toolchain_file", "CMAKE_TOOLCHAIN_FILE", None, parse_nonempty, None, "path",
           "Read by CMake itself at the first configure; a change forces a reconfigure."),
         O("compiler_launcher", "BUILDKIT_COMPILER_LAUNCHER", "compiler-launcher", parse_nonempty, None, "program",
-          "Compiler launcher (ccache, sccache) for C, C++ and CUDA. Unset: ccache or sccache when found."),
+          "Compiler launcher (ccache, sccache) for C, C++ and CUDA. Unset: ccache or sccache when found on "
+          "PATH; `none`: no launcher."),
         O("prioritized_text", "USE_PRIORITIZED_TEXT_FOR_LD", None, parse_bool, None, "boolean",
           "Link with a linker script that puts the listed hot functions first in .text."),
         O("cflags", "CFLAGS", None, parse_text, "", "flags", "C compiler flags; copied to CXXFLAGS when that is unset."),

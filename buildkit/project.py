@@ -313,6 +313,10 @@ def _call_setuptools(project: Project, requirements, ext_modules, long_descripti
         cmdclass=cmdclass(),
         distclass=BuildkitDistribution,
         zip_safe=False,
+        # buildkit's package-data rules are the one source of data files; setuptools'
+        # MANIFEST-based inclusion would add files no rule chose (and warn about
+        # lib/ and include/ looking like packages).
+        include_package_data=False,
     )
     _drop_static_fields(kwargs, project.settings.dynamic)
     kwargs.update(project.overrides)

@@ -47,13 +47,16 @@ class Outcome:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="buildkit wheels", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="buildkit wheels", description="Build, repair (auditwheel), audit and "
+                                "smoke-test the wheels a CI pipeline publishes.")
     p.add_argument("path", nargs="?", default=".", type=Path, help="project folder (default: .)")
     p.add_argument("--kind", choices=KINDS, default="full", help="which wheels to build (default: full)")
     p.add_argument("--python", action="extend", nargs="+", default=[], metavar="PY",
                    help="interpreter(s) to build the python/full wheels for (default: this one)")
-    p.add_argument("--out", type=Path, default=Path("wheelhouse"), help="where the final wheels go (default: wheelhouse)")
-    p.add_argument("--wheelhouse", type=Path, help="local wheels for build and smoke venvs (pip --no-index --find-links)")
+    p.add_argument("--out", type=Path, default=Path("wheelhouse"),
+                   help="where the final wheels go (default: ./wheelhouse)")
+    p.add_argument("--wheelhouse", type=Path,
+                   help="local wheels for the build and smoke venvs (pip --no-index --find-links)")
     p.add_argument("--no-repair", action="store_true", help="skip auditwheel repair")
     p.add_argument("--no-smoke", action="store_true", help="skip the smoke tests")
     p.add_argument("--policy", "--plat", dest="policy", help="manylinux policy for auditwheel repair "

@@ -36,10 +36,10 @@ if(NOT BUILDKIT_KEEP_PATHS)
 endif()
 
 # nvcc's output differs between two folders (and between two runs) unless:
-#  * -objtemp (CUDA 12.4+): nvcc names its intermediate files after the object,
-#    not /tmp/tmpxft_<pid>_...; the host object records that name as its STT_FILE
-#    symbol, which ends up in the library's .symtab.
-#  * -Xcudafe=--orig_src_path_name=<path relative to the project>: cudafe++ hashes
+#  * -objtemp (documented since CUDA 12.4): nvcc names its intermediate files
+#    after the object, not /tmp/tmpxft_<pid>_...; the host object records that
+#    name as its STT_FILE symbol, which ends up in the library's .symtab.
+#  * -Xcudafe=--orig_src_path_name=<project name>/<path in the project>: cudafe++ hashes
 #    the absolute source path into the module id, which names every anonymous
 #    namespace (_GLOBAL__N__<hash>_...) and so the kernels in one, in the host
 #    symbols and in the device code. nvcc passes the absolute path first; cudafe++
@@ -47,7 +47,7 @@ endif()
 #    visited once all of them exist.
 function(_buildkit_reproducible_cuda)
   if(NOT CMAKE_CUDA_COMPILER_ID STREQUAL "NVIDIA")
-    return()  # CUDA not enabled, or clang: the path maps above are enough
+    return()  # CUDA not enabled, or clang (only the path maps above apply)
   endif()
   if(CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.4)
     set(objtemp "$<$<COMPILE_LANGUAGE:CUDA>:-objtemp>")

@@ -44,6 +44,8 @@ def clean_env(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("BUILD_", "USE_", "CMAKE_", "MAX_JOBS", "DEBUG", "REL_WITH", "VERBOSE",
                                 "PIP_", "BUILDKIT_", "VIRTUAL_ENV"))}
+    # Hermetic builds: no compiler cache found on PATH joins in unless a test asks for one.
+    env["BUILDKIT_COMPILER_LAUNCHER"] = "none"
     env.update(overrides)
     return env
 

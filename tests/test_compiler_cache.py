@@ -9,6 +9,7 @@ speed-up is measured by benchmarks/shared_cache.py, not asserted here.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -49,6 +50,22 @@ def test_launcher_reaches_cmake_for_c_cxx_and_cuda(tmp_path, launcher):
         f"CMAKE_{lang}_COMPILER_LAUNCHER": launcher for lang in LANGUAGES}
     # and a new launcher is a reason to configure again
     assert driver.configure_inputs(tools, "Release")["compiler launcher"] == launcher
+
+
+def test_launcher_none_turns_off_the_one_found_on_path(tmp_path, monkeypatch):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "ccache").write_text("#!/bin/sh\nexec \"$@\"\n")
+    (fake / "ccache").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n\n[tool.buildkit]\n')
+    settings = load_settings(tmp_path, option_keys())
+    tools = Toolchain(Tool("cmake", Path("/usr/bin/cmake"), "3.30.0"), None)
+    found = CMakeDriver(settings, load_options(settings, environ={}), install_prefix=tmp_path / "p")
+    assert set(_launcher_defines(found.configure_command(tools, "Release")).values()) == {str(fake / "ccache")}
+    off = CMakeDriver(settings, load_options(settings, environ={"BUILDKIT_COMPILER_LAUNCHER": "none"}),
+                      install_prefix=tmp_path / "p")
+    assert _launcher_defines(off.configure_command(tools, "Release")) == {}
 
 
 @pytest.mark.slow

@@ -136,7 +136,7 @@ def faults(base) -> Path:
 
 @pytest.fixture(scope="module")
 def python(base) -> Path:
-    """An overlay venv (see conftest) with the Python pause points."""
+    """An overlay venv (see buildkit_testing.overlay_venv) with the Python pause points."""
     python = overlay_venv(base / "venv")
     site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
     (site / "_buildkit_fault_hook.py").write_text(PY_HOOK)
@@ -173,14 +173,11 @@ def reference(project, python, env, base) -> dict[str, dict[str, str]]:
 
 
 @pytest.fixture(autouse=True)
-def disarmed(request):
-    """No armed, fired or paused marks left from an earlier test."""
-    if "faults" in request.fixturenames:
-        folder = request.getfixturevalue("faults")
-        for path in folder.iterdir():
-            if path.name.startswith(("armed-", "fired-", "paused-", "release-")):
-                path.unlink()
-    yield
+def disarmed(faults):
+    """No armed, fired, paused or released marks left from an earlier test."""
+    for path in faults.iterdir():
+        if path.name.startswith(("armed-", "fired-", "paused-", "release-")):
+            path.unlink()
 
 
 # ------------------------------------------------------------------- helpers
@@ -397,7 +394,7 @@ def test_install_killed_mid_copy_is_redone(project, python, env, reference):
 # -------------------------------------------------- 2. two builds at once
 
 def test_two_builds_at_once_take_turns(project, python, env, faults, reference, tmp_path):
-    fresh(project)
+    restore(project, reference, *SOURCES)
     arm(faults, "compile")
     first = Build([python, "setup.py", "develop"], project, env, tmp_path, "first")
     first.wait_for(faults / "paused-compile")  # holds the build folder's lock, mid-compile
@@ -562,7 +559,8 @@ def _develop_cli(python: Path, project: Path, env: dict[str, str]):
 
 
 def test_interrupted_buildkit_develop_compile(project, python, env, faults, reference, tmp_path):
-    fresh(project)
+    restore(project, reference, *SOURCES)
+    old = _state(project).read_text()
     arm(faults, "compile")
     build = Build([python, "-m", "buildkit", "develop", project], project, env, tmp_path, "develop")
     build.wait_for(faults / "paused-compile")
@@ -570,7 +568,7 @@ def test_interrupted_buildkit_develop_compile(project, python, env, faults, refe
     assert build.finish() == 130
     assert INTERRUPTED in build.stderr
     assert_clean_exit(build.output)
-    assert not _state(project).exists()
+    assert _state(project).read_text() == old
 
     _develop_cli(python, project, env)
     assert json.loads(_state(project).read_text())["inputs"]

@@ -28,8 +28,12 @@ from buildkit_testing import clean_env, overlay_venv, run
 
 BUILDKIT = [sys.executable, "-m", "buildkit"]
 NVCC = os.environ.get("CUDACXX") or shutil.which("nvcc")
-COMBOS = [pytest.param(cuda, split, id=f"{'cuda' if cuda else 'cpu'}-{'split' if split else 'full'}")
-          for cuda in (False, True) for split in (False, True)]
+
+
+def combos(*, mark_cuda: bool) -> list:
+    return [pytest.param(cuda, split, id=f"{'cuda' if cuda else 'cpu'}-{'split' if split else 'full'}",
+                         marks=[pytest.mark.cuda] if cuda and mark_cuda else [])
+            for cuda in (False, True) for split in (False, True)]
 
 
 def scaffold(target: Path, *options: str, check: bool = True):
@@ -38,7 +42,7 @@ def scaffold(target: Path, *options: str, check: bool = True):
 
 # ------------------------------------------------------------------ fast checks
 
-@pytest.mark.parametrize("cuda, split", COMBOS)
+@pytest.mark.parametrize("cuda, split", combos(mark_cuda=False))
 def test_every_combination_renders_a_consistent_project(tmp_path, cuda, split):
     choices = init.Choices("my-lib", cuda, split)
     files = init.render(choices)
@@ -156,7 +160,7 @@ def own_tests(python: Path, project: Path, neutral: Path) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cuda, split", COMBOS)
+@pytest.mark.parametrize("cuda, split", combos(mark_cuda=True))
 def test_generated_project_builds_and_passes_its_own_tests(tmp_path, cuda, split):
     if cuda and NVCC is None:
         pytest.skip("nvcc is not on PATH (nor CUDACXX set)")

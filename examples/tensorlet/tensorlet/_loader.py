@@ -96,7 +96,8 @@ def load() -> NativeLibraries:
         raise ImportError(
             f"tensorlet could not find its native library {CORE_LIBRARY} (searched: {searched}). It is provided by "
             f"the distribution '{LIBRARY_DISTRIBUTION}': pip install {LIBRARY_DISTRIBUTION}=={_base(package_version())}"
-            " -- or, in a source checkout, build in place with `python tools/dev_build.py`.")
+            " -- or, in a source checkout, build in place through buildkit: `buildkit develop examples/tensorlet` "
+            "(or `python setup.py develop` in examples/tensorlet).")
     if libs.source == LIBRARY_DISTRIBUTION:
         _check_library_version(libs.root)
     mode = ctypes.RTLD_GLOBAL
@@ -115,5 +116,6 @@ def load() -> NativeLibraries:
             break
     else:
         raise ImportError(f"tensorlet could not find {PYTHON_LIBRARY} in {PACKAGE_DIR / 'lib'}; the tensorlet "
-                          "installation is incomplete (reinstall tensorlet, or rebuild with tools/dev_build.py)")
+                          "installation is incomplete (reinstall tensorlet, or, in a source checkout, rebuild with "
+                          "`buildkit develop examples/tensorlet`)")
     return libs

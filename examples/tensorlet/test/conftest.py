@@ -1,6 +1,12 @@
-"""Test setup: import tensorlet from the source tree (built in place by
-tools/dev_build.py or buildkit). Tests that need the native build skip with the
-reason when `tensorlet._C` can't be imported; the codegen tests always run."""
+"""Test setup: import tensorlet from the source tree, built in place through
+buildkit (`buildkit develop examples/tensorlet`, or `python setup.py develop` in
+examples/tensorlet). Tests that need the native build skip with the reason when
+`tensorlet._C` can't be imported; the codegen tests always run.
+
+`full_build` (session scope) is the one other build of tensorlet a test run
+makes: a copy of the sources built through buildkit with every optional part on
+(CUDA for one architecture, BLAS, the profiler, the functional component);
+test_components.py and test_cuda.py test it."""
 
 from __future__ import annotations
 
@@ -30,7 +36,7 @@ if tl is None and os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
     raise RuntimeError(f"tensorlet is not built ({IMPORT_ERROR}); run `buildkit develop examples/tensorlet` first")
 
 requires_build = pytest.mark.skipif(
-    tl is None, reason=f"tensorlet._C is not built ({IMPORT_ERROR}); run `python tools/dev_build.py` first")
+    tl is None, reason=f"tensorlet._C is not built ({IMPORT_ERROR}); run `buildkit develop examples/tensorlet` first")
 
 
 def have_tool(name: str) -> bool:
@@ -64,3 +70,154 @@ def compile_extension(source: Path, out: Path) -> Path:
          "-I", Path(tensorlet.utils.include_path) / "tensorlet", "-L", tensorlet.utils.library_path, "-ltensorlet",
          f"-Wl,-rpath,{tensorlet.utils.library_path}", "-o", out])
     return out
+
+
+# ---- the feature-complete build (session scope) ---------------------------------------
+# Besides the in-place CPU build the tests import, a test run builds tensorlet once
+# more, through buildkit, with everything optional on. Only this fixture builds it.
+FULL_BUILD_OPTIONS = {"USE_CUDA": "ON", "TENSORLET_CUDA_ARCH_LIST": "8.0", "USE_BLAS": "ON", "USE_TLPROF": "ON",
+                      "BUILD_FUNCTIONAL": "ON"}
+# Variables that would steer a build: the full build sets its own, nothing leaks in.
+_STEERING = ("BUILD_", "USE_", "CMAKE_", "TENSORLET_", "MAX_JOBS", "DEBUG", "REL_WITH_DEB_INFO", "VERBOSE", "PIP_",
+             "BUILDKIT_", "VIRTUAL_ENV", "PYTHONPATH")
+
+
+def copy_sources(target: Path) -> Path:
+    """tensorlet's sources, without what CMake and buildkit put into the tree (like
+    buildkit's tests' copy_example). Copies keep mtimes: a kept copy rebuilds incrementally."""
+    package = ROOT / "tensorlet"
+    outputs = {package / "lib", package / "include", package / "share", package / "_codegen",
+               package / "_build_config.py", package / "version.py", ROOT / "build", ROOT / "dist",
+               ROOT / "compile_commands.json"}
+
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        return [n for n in names if Path(folder, n) in outputs or n in {"__pycache__", ".pytest_cache", ".buildkit"}
+                or n.endswith((".so", ".egg-info"))]
+
+    shutil.copytree(ROOT, target, ignore=ignore, dirs_exist_ok=True)
+    return target
+
+
+def overlay_venv(path: Path) -> Path:
+    """A pip-less venv that sees this interpreter's packages (buildkit, setuptools, numpy)
+    but installs into its own site-packages: the editable registration and console
+    scripts of the full build land there, never in the test runner's environment."""
+    import venv
+
+    venv.EnvBuilder(with_pip=False, clear=True, symlinks=True).create(path)
+    python = path / "bin" / "python"
+    own_site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    (own_site / "_tensorlet_test_overlay.pth").write_text(
+        f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
+    return python
+
+
+class FullBuild:
+    """A copy of tensorlet built by `buildkit develop` in an overlay venv with FULL_BUILD_OPTIONS."""
+
+    def __init__(self, root: Path, python: Path, env: dict[str, str], seconds: float, log: str) -> None:
+        self.root, self.python, self.env, self.seconds, self.log = root, python, env, seconds, log
+        self.package = root / "tensorlet"
+        self.build_dir = root / "build"
+        self.cuda_requested = env.get("USE_CUDA") == "ON"
+        self._wheel: Path | None = None
+
+    def python_run(self, code: str, check: bool = True) -> subprocess.CompletedProcess:
+        """`python -c code` in the overlay venv, outside the copy: tensorlet comes from the registration."""
+        cmd = [str(self.python), "-c", code]
+        result = subprocess.run(cmd, cwd=self.root.parent, env=self.env, capture_output=True, text=True, timeout=300)
+        if check and result.returncode != 0:
+            raise AssertionError(f"{code!r} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+        return result
+
+    def build_config(self) -> dict:
+        import json
+        out = self.python_run("import json, tensorlet.config; print(json.dumps(tensorlet.config.build_info()))")
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def wheel(self) -> Path:
+        """`python setup.py bdist_wheel` in the copy: reuses its build folder (nothing recompiles)."""
+        if self._wheel is None:
+            dist = self.root.parent / "dist"
+            shutil.rmtree(dist, ignore_errors=True)
+            run([self.python, "setup.py", "-q", "bdist_wheel", "--dist-dir", dist], cwd=self.root, env=self.env)
+            (self._wheel,) = dist.glob("tensorlet-*.whl")
+        return self._wheel
+
+
+@pytest.fixture(scope="session")
+def full_build(tmp_path_factory) -> FullBuild:
+    """The second (and last) build of tensorlet in a test run: every optional component on.
+
+    TENSORLET_FULL_BUILD_DIR keeps the copy and its build folder between runs (local
+    iteration); by default it lives in the session's temporary folder."""
+    if not have_tool("cmake") or not have_tool("ninja"):
+        pytest.skip("cmake/ninja not available")
+    import time
+
+    kept = os.environ.get("TENSORLET_FULL_BUILD_DIR")
+    base = Path(kept) if kept else tmp_path_factory.mktemp("tensorlet-full")
+    base.mkdir(parents=True, exist_ok=True)
+    root = copy_sources(base / "tensorlet")
+    python = overlay_venv(base / "venv")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_STEERING)}
+    env.update(FULL_BUILD_OPTIONS, PATH=f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               VIRTUAL_ENV=str(python.parent.parent))
+    if nvcc_path() is None:  # still build everything else; the CUDA tests skip
+        env["USE_CUDA"] = "OFF"
+    else:
+        env["CUDACXX"] = nvcc_path()
+    start = time.perf_counter()
+    result = run([python, "-m", "buildkit", "develop", root], cwd=base, env=env)
+    return FullBuild(root, python, env, time.perf_counter() - start, result.stdout + result.stderr)
+
+
+# ---- what a CUDA library embeds ----------------------------------------------------------
+def cuobjdump_path() -> str | None:
+    """cuobjdump from PATH, the venv (pip's nvidia-cuda-cuobjdump) or beside nvcc; None when absent."""
+    candidates = [shutil.which("cuobjdump"), Path(sys.executable).parent / "cuobjdump"]
+    if nvcc := nvcc_path():
+        candidates.append(Path(nvcc).resolve().parent / "cuobjdump")
+        candidates.append(Path("/usr/local/cuda/bin/cuobjdump"))
+    return next((str(c) for c in candidates if c and Path(c).exists()), None)
+
+
+def cuda_images(lib: Path) -> set[tuple[str, str]]:
+    """The device images in a library, as {("elf", "sm_80"), ("ptx", "sm_80")}: from
+    `cuobjdump --list-elf/--list-ptx` when it is installed, else read from the ELF's
+    .nv_fatbin section (fatbin container header, magic 0xBA55ED50, then entries:
+    u16 kind (1 PTX, 2 ELF), u16 version, u32 header size, u64 payload size, ...,
+    u32 sm number at +28)."""
+    import struct
+
+    if cuobjdump := cuobjdump_path():
+        found = set()
+        for kind in ("elf", "ptx"):
+            for line in run([cuobjdump, f"--list-{kind}", lib]).stdout.splitlines():
+                if line.strip().endswith(f".{'cubin' if kind == 'elf' else 'ptx'}"):
+                    found.add((kind, line.strip().split(".")[-2]))
+        return found
+    data = Path(lib).read_bytes()
+    assert data[:4] == b"\x7fELF" and data[4] == 2, "not a 64-bit ELF file"
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names_at = headers[shstrndx][4]
+    found = set()
+    for name, _type, _flags, _addr, offset, size in headers:
+        if data[names_at + name:data.index(b"\0", names_at + name)] != b".nv_fatbin":
+            continue
+        pos, end = offset, offset + size
+        while pos + 16 <= end:
+            magic, _version, header_size, fat_size = struct.unpack_from("<IHHQ", data, pos)
+            if magic != 0xBA55ED50:  # containers are 8-byte aligned; skip padding
+                pos += 8
+                continue
+            entry = pos + header_size
+            while entry < pos + header_size + fat_size:
+                kind, _v, entry_header, payload = struct.unpack_from("<HHIQ", data, entry)
+                arch, = struct.unpack_from("<I", data, entry + 28)
+                found.add(({1: "ptx", 2: "elf"}.get(kind, f"kind{kind}"), f"sm_{arch}"))
+                entry += entry_header + payload
+            pos += header_size + fat_size
+    return found

@@ -93,6 +93,7 @@ def test_missing_library_names_the_distribution(tmp_path):
     assert res.returncode != 0
     assert "ImportError" in res.stderr and "libtensorlet.so" in res.stderr
     assert f"pip install libtensorlet=={tl.__version__.split('+')[0]}" in res.stderr
+    assert "`buildkit develop examples/tensorlet`" in res.stderr  # the only way to build a checkout
 
 
 def _library_distribution(root: Path, version: str | None) -> None:

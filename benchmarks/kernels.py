@@ -1,0 +1,217 @@
+"""tensorlet's CPU kernels against NumPy (and the BLAS library they share), float32.
+
+Every row is measured side by side in this one run, the two contenders
+interleaved run by run, and compared by the ratio of their medians:
+
+    python benchmarks/kernels.py                 # >= 20 runs per measurement
+    python benchmarks/kernels.py --smoke         # few runs, small sizes: a quick check (no targets)
+    python benchmarks/kernels.py --tensorlet DIR # another build: DIR holds its `tensorlet` package
+
+| row | tensorlet | against | target |
+|---|---|---|---|
+| add 1M / 16M | `tl.add(a, b, out=c)` | `np.add(a, b, out=c)` | <= 1.10 |
+| sum 16M | `a.sum()` | `a.sum()` | <= 1.10 |
+| matmul 1024 (own kernel) | `tl.mm(a, b, out=c)`, BLAS off | `np.matmul(a, b, out=c)` | <= 3 |
+| matmul 1024 (USE_BLAS) | `tl.mm(a, b, out=c)` | `cblas_sgemm` of the same libopenblas.so.0, by ctypes | <= 1.10 |
+| x + x, one element | `x + x` (allocating) | `x + x` | <= 3 |
+
+The BLAS row needs a tensorlet built with USE_BLAS=ON against OpenBLAS (e.g. the
+tests' full build, `TENSORLET_FULL_BUILD_DIR=/tmp/tl-full`, then
+`--tensorlet /tmp/tl-full/tensorlet`); the own-kernel row of such a build turns
+BLAS off at run time (`tensorlet_set_blas_enabled(0)`).  Exit status 1 when a
+target is missed (not in --smoke mode).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import ctypes.util
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def load_tensorlet(where: Path):
+    sys.path.insert(0, str(where))
+    import tensorlet
+
+    if not Path(tensorlet.__file__).resolve().is_relative_to(where.resolve()):
+        print(f"note: tensorlet imported from {Path(tensorlet.__file__).parent}, not {where}", file=sys.stderr)
+    return tensorlet
+
+
+def per_call(fn: Callable[[], object], inner: int) -> float:
+    """Seconds per call of fn, over `inner` back-to-back calls."""
+    start = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    return (time.perf_counter() - start) / inner
+
+
+def inner_for(fn: Callable[[], object], budget: float = 2e-3) -> int:
+    """How many calls make one run last about `budget` seconds (at least 1)."""
+    fn()
+    once = per_call(fn, 3)
+    return max(1, int(budget / max(once, 1e-9)))
+
+
+def compare(mine: Callable[[], object], theirs: Callable[[], object], runs: int) -> tuple[float, float]:
+    """Medians of `runs` runs of each, interleaved so that load changes hit both alike."""
+    inner = max(inner_for(mine), inner_for(theirs))
+    for fn in (mine, theirs, mine, theirs):  # warm caches, pages, thread pools
+        per_call(fn, inner)
+    a, b = [], []
+    for _ in range(runs):
+        a.append(per_call(mine, inner))
+        b.append(per_call(theirs, inner))
+    return statistics.median(a), statistics.median(b)
+
+
+class OpenBLAS:
+    """cblas_sgemm of libopenblas.so.0 (the library tensorlet's USE_BLAS build links), by ctypes."""
+
+    def __init__(self) -> None:
+        name = "libopenblas.so.0"
+        try:
+            self.lib = ctypes.CDLL(name)
+        except OSError:
+            found = ctypes.util.find_library("openblas")
+            if found is None:
+                raise
+            self.lib = ctypes.CDLL(found)
+            name = found
+        self.name = name
+        f = self.lib.cblas_sgemm
+        f.restype = None
+        p = ctypes.c_void_p
+        i = ctypes.c_int
+        f.argtypes = [i, i, i, i, i, i, ctypes.c_float, p, i, p, i, ctypes.c_float, p, i]
+        self.fn = f
+
+    def sgemm(self, a, b, c) -> None:
+        m, k = a.shape
+        n = b.shape[1]
+        # CblasRowMajor=101, CblasNoTrans=111
+        self.fn(101, 111, 111, m, n, k, 1.0, a.ctypes.data, k, b.ctypes.data, n, 0.0, c.ctypes.data, n)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--smoke", action="store_true", help="few runs, small sizes, no targets")
+    p.add_argument("--runs", type=int, default=None, help="runs per measurement (default 25; smoke 3)")
+    p.add_argument("--tensorlet", type=Path, default=REPO / "examples" / "tensorlet",
+                   help="folder holding the tensorlet package to measure (default: examples/tensorlet)")
+    args = p.parse_args(argv)
+    runs = args.runs or (3 if args.smoke else 25)
+    if not args.smoke and runs < 20:
+        p.error("the targets are judged on at least 20 runs per measurement")
+
+    import numpy as np
+
+    tl = load_tensorlet(args.tensorlet)
+    from tensorlet import _build_config as bc
+
+    rng = np.random.default_rng(0)
+    small, large, mat = (1 << 12, 1 << 14, 64) if args.smoke else (1 << 20, 1 << 24, 1024)
+    rows: list[tuple[str, float, float, float, str]] = []  # op, mine, theirs, target, against
+
+    def size(n: int) -> str:
+        return f"{n >> 20}M" if n >= 1 << 20 else f"{n >> 10}K"
+
+    def f32(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    # ---- elementwise add into a preallocated output -----------------------------
+    for n in (small, large):
+        a, b = f32(n), f32(n)
+        c, out = np.empty_like(a), np.empty_like(a)
+        ta, tb, tc = tl.from_numpy(a), tl.from_numpy(b), tl.from_numpy(c)
+        tl.add(ta, tb, out=tc)
+        np.testing.assert_array_equal(c, a + b)
+        mine, theirs = compare(lambda: tl.add(ta, tb, out=tc), lambda: np.add(a, b, out=out), runs)
+        rows.append((f"add {size(n)} (out=)", mine, theirs, 1.10, "NumPy"))
+
+    # ---- full reduction --------------------------------------------------------------
+    a = f32(large)
+    ta = tl.from_numpy(a)
+    assert abs(ta.sum().item() - float(a.astype(np.float64).sum())) <= 1e-3 * np.abs(a).sum()
+    mine, theirs = compare(lambda: ta.sum(), lambda: a.sum(), runs)
+    rows.append((f"sum {size(large)}", mine, theirs, 1.10, "NumPy"))
+
+    # ---- matmul -----------------------------------------------------------------------
+    a, b = f32(mat, mat), f32(mat, mat)
+    c, out = np.empty((mat, mat), np.float32), np.empty((mat, mat), np.float32)
+    ta, tb, tc = tl.from_numpy(a), tl.from_numpy(b), tl.from_numpy(c)
+    core = tl._native.core
+    toggle = getattr(core, "tensorlet_set_blas_enabled", None) if bc.blas else None
+    if toggle is not None:
+        toggle.argtypes, toggle.restype = [ctypes.c_int], ctypes.c_int
+        toggle(0)
+    if bc.blas and toggle is None:
+        print("note: this build has no run-time BLAS switch; the own-kernel row measures BLAS", file=sys.stderr)
+    reference = a.astype(np.float64) @ b.astype(np.float64)
+    tl.mm(ta, tb, out=tc)
+    np.testing.assert_allclose(c, reference, rtol=1e-3, atol=1e-3)
+    mine, theirs = compare(lambda: tl.mm(ta, tb, out=tc), lambda: np.matmul(a, b, out=out), runs)
+    rows.append((f"matmul {mat} (own kernel)", mine, theirs, 3.0, "NumPy"))
+    if toggle is not None:
+        toggle(1)
+    if bc.blas:
+        try:
+            blas = OpenBLAS()
+        except OSError:
+            print("note: libopenblas.so.0 not found: no BLAS row", file=sys.stderr)
+        else:
+            tl.mm(ta, tb, out=tc)
+            np.testing.assert_allclose(c, reference, rtol=1e-3, atol=1e-3)
+            blas.sgemm(a, b, out)
+            np.testing.assert_allclose(out, reference, rtol=1e-3, atol=1e-3)
+            mine, theirs = compare(lambda: tl.mm(ta, tb, out=tc), lambda: blas.sgemm(a, b, out), runs)
+            rows.append((f"matmul {mat} (USE_BLAS)", mine, theirs, 1.10, "cblas_sgemm"))
+    else:
+        print("note: this tensorlet was built without USE_BLAS: no BLAS row", file=sys.stderr)
+
+    # ---- one element, allocating: the per-call overhead -------------------------------------
+    x = np.ones(1, np.float32)
+    tx = tl.from_numpy(x)
+    assert (tx + tx).tolist() == [2.0]
+    mine, theirs = compare(lambda: tx + tx, lambda: x + x, runs)
+    rows.append(("x + x (1 element)", mine, theirs, 3.0, "NumPy"))
+
+    # ---- the table ------------------------------------------------------------------------
+    def fmt(seconds: float) -> str:
+        for unit, scale in (("s", 1), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+            if seconds >= scale or unit == "ns":
+                return f"{seconds / scale:.3g} {unit}"
+        return ""
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"tensorlet {tl.__version__} ({Path(tl.__file__).parent}); BLAS={'ON' if bc.blas else 'OFF'} "
+          f"OpenMP={'ON' if bc.openmp else 'OFF'}; NumPy {np.__version__}; {runs} runs per measurement; "
+          f"load average {load:.2f}; {os.cpu_count()} CPUs" + ("; SMOKE: sizes and targets not meaningful"
+                                                                  if args.smoke else ""))
+    header = ("op", "tensorlet", "reference", "ref. median", "ratio", "target", "ok")
+    table = [header]
+    missed = 0
+    for op, mine, theirs, target, against in rows:
+        ratio = mine / theirs
+        ok = ratio <= target
+        missed += 0 if ok else 1
+        table.append((op, fmt(mine), against, fmt(theirs), f"{ratio:.2f}", f"<= {target:g}",
+                      "-" if args.smoke else ("yes" if ok else "NO")))
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in table[1:]:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
+    return 0 if args.smoke or not missed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,4 @@
+# AFTER: everything is declared in pyproject.toml's [tool.buildkit] table.
+from buildkit import setup
+
+setup()

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from . import console, toolchain
+from . import console, file_api, toolchain
 from .build_output import StepResult, copy_if_changed, log_dir, print_summary, run_step
 from .cmake_cache import CMakeCache, CMakeCacheError, is_cmake_notfound
 from .errors import BuildFailedError, BuildkitError
@@ -256,6 +256,7 @@ class CMakeDriver:
         # From scratch means finding the tools again too (the probe cache makes it cheap).
         tools = self._discover(None) if decision.fresh else self._tools()
         command = self.configure_command(tools, build_type, decision.forget_python)
+        file_api.request_codemodel(self.build_dir)
         try:
             result = run_step("configure", command, build_dir=self.build_dir, verbose=self.options.verbose)
         except BuildFailedError as error:
@@ -267,6 +268,9 @@ class CMakeDriver:
         self._toolchain = tools
         _write_json(self.fingerprint_path, {"format": FINGERPRINT_FORMAT,
                                             "inputs": self.configure_inputs(tools, build_type)})
+        # Read the File API reply once per configure, not on every no-op run.
+        _write_json(self.state_dir / "install-sources.json",
+                    [str(p) for p in file_api.installed_sources(self.build_dir)])
         return result
 
     def _vanished_compiler_hint(self) -> str | None:
@@ -392,6 +396,10 @@ class CMakeDriver:
             changed = _mtime_ns(self.build_dir / name)
             if changed is not None and changed >= installed:
                 return False
+        # install(FILES/DIRECTORY) sources changed without any target being rebuilt.
+        sources = _read_json(self.state_dir / "install-sources.json") or []
+        if file_api.newest_mtime_ns(Path(p) for p in sources) >= installed:
+            return False
         return all(os.path.lexists(line) for line in manifest.splitlines() if line)
 
     def sync_compile_commands(self) -> bool:

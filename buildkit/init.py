@@ -205,53 +205,69 @@ class Planned:
 
 
 def plan(target: Path, files: dict[str, str], *, force: bool) -> list[Planned]:
-    """What writing ``files`` under ``target`` does to each; refuses to overwrite unless ``force``."""
-    planned, conflicts = [], []
+    """What writing ``files`` under ``target`` does to each: ``create``, ``unchanged`` (the
+    same content is there), ``overwrite`` (with ``force``), or ``exists`` (a refusal)."""
+    planned = []
     for relative, content in files.items():
         path = target / relative
-        if not path.exists() and not path.is_symlink():
+        parents = [target / folder for folder in Path(relative).parents if folder != Path(".")]
+        blocked = any(folder.exists() and not folder.is_dir() for folder in parents)
+        if blocked or path.is_dir():
+            planned.append(Planned(relative, "exists"))
+        elif not path.exists() and not path.is_symlink():
             planned.append(Planned(relative, "create"))
         elif path.is_file() and path.read_text(encoding="utf-8", errors="replace") == content:
             planned.append(Planned(relative, "unchanged"))
         elif path.is_file() and force:
             planned.append(Planned(relative, "overwrite"))
         else:
-            conflicts.append(relative + ("/ (a folder)" if path.is_dir() else ""))
-            planned.append(Planned(relative, "conflict"))
-    folders = [p for p in conflicts if p.endswith("(a folder)")]
-    if folders:
-        raise BuildkitError(f"buildkit init would write files where {target} has folders: {', '.join(folders)}.",
-                            "Move them away, or initialise another folder.")
-    if conflicts:
-        raise BuildkitError(
-            f"buildkit init would overwrite {len(conflicts)} existing file(s) in {target}: "
-            f"{', '.join(conflicts)}. Nothing was written.",
-            "Run it in an empty folder, move those files away, or pass --force to overwrite them "
-            "(--dry-run lists what it would write).")
+            planned.append(Planned(relative, "exists"))
     return planned
+
+
+def _refusal(target: Path, planned: list[Planned], files: dict[str, str]) -> BuildkitError | None:
+    refused = [p.path for p in planned if p.action == "exists"]
+    if not refused:
+        return None
+    overwritable = [r for r in refused if (target / r).is_file()]
+    if len(overwritable) < len(refused):  # a folder (or a file where a folder must go) is in the way
+        others = [r for r in refused if r not in overwritable]
+        return BuildkitError(f"buildkit init cannot write {', '.join(others)} in {target}: a folder or a file "
+                             "is in the way. Nothing was written.", "Move it away, or initialise another folder.")
+    return BuildkitError(
+        f"buildkit init would overwrite {len(refused)} existing file(s) in {target}: {', '.join(refused)}. "
+        "Nothing was written.",
+        "Run it in an empty folder, move those files away, or pass --force to overwrite them "
+        "(--dry-run lists what it would write).")
 
 
 def init_project(target: Path, choices: Choices, *, force: bool = False, dry_run: bool = False,
                  out=None) -> list[Planned]:
-    """Write the project (or, with ``dry_run``, only list it); returns the plan."""
+    """Write the project (or, with ``dry_run``, only list it); returns the plan.
+
+    Nothing is written when any file would be refused: the listing marks those
+    ``exists`` and a BuildkitError says what to do."""
     out = out or sys.stdout
     if target.exists() and not target.is_dir():
         raise BuildkitError(f"{target} exists and is not a folder.", "Pass a folder to buildkit init.")
     files = render(choices)
     planned = plan(target, files, force=force)
+    refusal = _refusal(target, planned, files)
     features = ", ".join(f for f, on in (("CUDA", choices.cuda), ("split wheels", choices.split)) if on) or "C++"
-    verb = "would write" if dry_run else "writing"
+    verb = "would write" if dry_run or refusal else "writing"
     print(f"buildkit init: {verb} project {choices.dist_name!r} (import {choices.name}; {features}) "
           f"in {target}", file=out)
     width = max(len(p.action) for p in planned)
     for item in planned:
         print(f"  {item.action:<{width}}  {item.path}", file=out, flush=True)
-        if dry_run or item.action == "unchanged":
+        if dry_run or refusal or item.action == "unchanged":
             continue
         path = target / item.path
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(files[item.path])
+    if refusal:
+        raise refusal
     if dry_run:
         print("(dry run: nothing written)", file=out)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import zipfile
 from pathlib import Path
 
@@ -119,3 +120,19 @@ def test_python_only_requirements_pin_the_library(minimal_project):
     assert "libminimal==1.2.3" in project.requirements()
     extra = Project.load(minimal_project, environ={"MINIMAL_EXTRA_INSTALL_REQUIREMENTS": "numpy>=1.24|pyyaml"})
     assert extra.requirements() == ["numpy>=1.24", "pyyaml"]
+
+
+def test_new_header_in_an_installed_folder_is_installed_on_the_next_build(minimal_project):
+    cli = [sys.executable, "-m", "buildkit", "build", minimal_project]
+    run(cli, env=clean_env())
+    installed = minimal_project / "minimal" / "include" / "minimal"
+    install_log = minimal_project / "build" / ".buildkit" / "logs" / "install.log"
+    before = install_log.stat().st_mtime_ns
+    run(cli, env=clean_env())
+    assert install_log.stat().st_mtime_ns == before, "a no-op build must skip the install step"
+    # Ninja builds nothing for a new header; the File API says the folder is installed.
+    (minimal_project / "include" / "minimal" / "added.h").write_text("#pragma once\n")
+    run(cli, env=clean_env())
+    assert (installed / "added.h").is_file()
+    models = list((minimal_project / "build" / ".cmake" / "api" / "v1" / "reply").glob("codemodel-v2-*.json"))
+    assert models, "buildkit asks CMake for the codemodel through the File API"

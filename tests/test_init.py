@@ -63,6 +63,13 @@ def test_every_combination_renders_a_consistent_project(tmp_path, cuda, split):
     workflow = files[".github/workflows/wheels.yml"]
     assert f"python -m buildkit wheels . --kind {'split' if split else 'full'}" in workflow
     assert ("MY_LIB_CUDA_ARCH_LIST" in workflow) == cuda
+    try:
+        import yaml
+    except ImportError:  # pyyaml is a test dependency; without it, skip only this check
+        yaml = None
+    if yaml is not None:
+        step = yaml.safe_load(workflow)["jobs"]["wheels"]["steps"][3]
+        assert step["run"].startswith("python -m buildkit wheels") and ("env" in step) == cuda
     assert "tests/test_my_lib.py" in files and "/my_lib/lib/" in files[".gitignore"]
     compile(files["my_lib/__init__.py"], "__init__.py", "exec")
     compile(files["tests/test_my_lib.py"], "test_my_lib.py", "exec")
@@ -105,6 +112,7 @@ def test_refuses_to_overwrite_unless_forced(tmp_path):
     assert refused.returncode == 1
     assert "would overwrite 1 existing file(s)" in refused.stderr and "setup.py" in refused.stderr
     assert "--force" in refused.stderr and "Traceback" not in refused.stderr
+    assert re.search(r"^\s+exists\s+setup.py$", refused.stdout, re.M)  # the listing marks the refusal
     assert sorted(p.name for p in target.iterdir()) == ["notes.txt", "setup.py"], "wrote something anyway"
     assert (target / "setup.py").read_text() == "# mine\n"
 
@@ -122,6 +130,14 @@ def test_refuses_to_overwrite_unless_forced(tmp_path):
         init.Choices("proj", False, False)))
     # Another configuration differs: refused again.
     assert scaffold(target, "--cuda", check=False).returncode == 1
+
+    # A file where a folder must go can't be overwritten, even with --force.
+    other = tmp_path / "blocked"
+    other.mkdir()
+    (other / "include").write_text("not a folder\n")
+    blocked = scaffold(other, "--force", check=False)
+    assert blocked.returncode == 1 and "in the way" in blocked.stderr
+    assert sorted(p.name for p in other.iterdir()) == ["include"]
 
 
 @pytest.mark.parametrize("name, reason", [("namespace", "C++ keyword"), ("json", "standard library"),

@@ -157,14 +157,8 @@ class Tensor(_C._TensorBase):
     __getitem__ = getitem
     __setitem__ = setitem
 
-    __add__ = _binary("add")
-    __radd__ = _binary("add", reverse=True)
-    __sub__ = _binary("sub")
-    __rsub__ = _binary("sub", reverse=True)
-    __mul__ = _binary("mul")
-    __rmul__ = _binary("mul", reverse=True)
-    __truediv__ = _binary("div")
-    __rtruediv__ = _binary("div", reverse=True)
+    # + - * / (and their reflected forms) are _C._TensorBase's number slots: a fast
+    # path for two tensors, the generated _C.add/sub/mul/div for anything else.
     __matmul__ = _binary("matmul")
     __rmatmul__ = _binary("matmul", reverse=True)
     __eq__ = _binary("eq")  # type: ignore[assignment]

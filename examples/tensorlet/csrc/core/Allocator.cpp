@@ -10,11 +10,20 @@ namespace tensorlet {
 namespace {
 
 constexpr size_t kAlignment = 64;  // a cache line; also the widest SIMD load
+// Below this, plain malloc (16-byte aligned, enough for every dtype; kernels load
+// unaligned): glibc's aligned_alloc bypasses its per-thread cache and splits
+// chunks, which made a one-element tensor's buffer cost more than its kernel.
+constexpr size_t kSmallAllocation = 1024;
 
 struct CpuAllocator final : Allocator {
   DataPtr allocate(size_t nbytes) override {
+    if (nbytes <= kSmallAllocation) {
+      void* p = std::malloc(nbytes == 0 ? 1 : nbytes);
+      TL_CHECK(p, "CPU out of memory allocating ", nbytes, " bytes");
+      return DataPtr(p, p, &std::free, Device(DeviceType::CPU));
+    }
     size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-    void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    void* p = std::aligned_alloc(kAlignment, rounded);
     TL_CHECK(p, "CPU out of memory allocating ", nbytes, " bytes");
     return DataPtr(p, p, &std::free, Device(DeviceType::CPU));
   }

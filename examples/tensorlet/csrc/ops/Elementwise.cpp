@@ -23,6 +23,14 @@ const char* binary_name(BinaryOp op) {
 
 // Writes op(self, other) into `out` (allocated when undefined) and returns it.
 Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {
+  // The common case first: two CPU float tensors of one dtype and shape, a new
+  // result. Nothing to promote, broadcast or cast, so none of the work below.
+  if (!out.defined() && self.dtype() == other.dtype() && is_floating_type(self.dtype()) &&
+      self.device().is_cpu() && other.device().is_cpu() && self.sizes() == other.sizes()) {
+    out = empty_tensor(self.sizes(), is_comparison(op) ? ScalarType::Bool : self.dtype(), self.device());
+    cpu::binary_kernel(op, out, self, other, alpha);
+    return out;
+  }
   const char* name = binary_name(op);
   ScalarType compute = result_type({&self, &other});
   if (op == BinaryOp::Div && !is_floating_type(compute)) compute = kDefaultFloat;  // true division

@@ -1,4 +1,8 @@
 // mm / bmm kernels and the matmul composite.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
 #include "ops/TensorIterator.h"
@@ -18,6 +22,17 @@ void dgemm_(const char* ta, const char* tb, const int* m, const int* n, const in
 
 namespace tensorlet::native {
 namespace {
+
+// USE_BLAS builds send float matmuls to sgemm/dgemm unless this is off: the
+// environment (TENSORLET_USE_BLAS=0) or tensorlet_set_blas_enabled(0) (benchmarks
+// compare the built-in GEMM with the BLAS one in one process).
+std::atomic<bool>& blas_enabled() {
+  static std::atomic<bool> enabled = [] {
+    const char* v = std::getenv("TENSORLET_USE_BLAS");
+    return !(v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "OFF") == 0 || std::strcmp(v, "off") == 0));
+  }();
+  return enabled;
+}
 
 #ifdef TENSORLET_USE_BLAS
 // Row-major C = A @ B is column-major C^T = B^T @ A^T. Each operand must have a
@@ -48,13 +63,13 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c) {
   switch (a.dtype()) {
     case ScalarType::Float:
 #ifdef TENSORLET_USE_BLAS
-      if (k > 0 && blas_gemm<float>(&sgemm_, a, b, c)) return;
+      if (k > 0 && blas_enabled().load(std::memory_order_relaxed) && blas_gemm<float>(&sgemm_, a, b, c)) return;
 #endif
       return vk.gemm_f32(m, n, k, a.data<float>(), a.stride(0), a.stride(1), b.data<float>(), b.stride(0),
                          b.stride(1), c.data<float>(), n);
     case ScalarType::Double:
 #ifdef TENSORLET_USE_BLAS
-      if (k > 0 && blas_gemm<double>(&dgemm_, a, b, c)) return;
+      if (k > 0 && blas_enabled().load(std::memory_order_relaxed) && blas_gemm<double>(&dgemm_, a, b, c)) return;
 #endif
       return vk.gemm_f64(m, n, k, a.data<double>(), a.stride(0), a.stride(1), b.data<double>(), b.stride(0),
                          b.stride(1), c.data<double>(), n);
@@ -156,3 +171,15 @@ Tensor matmul_composite(const Tensor& self, const Tensor& other) {
 }
 
 }  // namespace tensorlet::native
+
+// Turns the BLAS path of a USE_BLAS build on or off (no effect otherwise); returns
+// whether BLAS was in use before. Exported for ctypes: tensorlet._native.core.
+extern "C" __attribute__((visibility("default"))) int tensorlet_set_blas_enabled(int enabled) {
+#ifdef TENSORLET_USE_BLAS
+  return tensorlet::native::blas_enabled().exchange(enabled != 0) ? 1 : 0;
+#else
+  (void)enabled;
+  (void)tensorlet::native::blas_enabled;
+  return 0;
+#endif
+}

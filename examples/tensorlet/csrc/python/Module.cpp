@@ -301,6 +301,7 @@ extern "C" __attribute__((visibility("default"))) PyObject* tensorlet_python_ini
     init_dtypes(m);
     init_tensor_type(m);
     PyModule_AddFunctions(m, generated_functions());
+    init_tensor_number_methods(m);
     PyObject* names = PyList_New(0);
     for (PyMethodDef* f = generated_functions(); f->ml_name; ++f) {
       PyObject* s = PyUnicode_FromString(f->ml_name);

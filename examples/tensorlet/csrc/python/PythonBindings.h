@@ -43,6 +43,8 @@ const Tensor& unpack_tensor(PyObject* obj);
 PyObject* wrap(Tensor t);
 PyObject* wrap(const std::tuple<Tensor, Tensor>& t);
 void init_tensor_type(PyObject* module);
+// After the generated functions are in `module`: the fallbacks of the number protocol.
+void init_tensor_number_methods(PyObject* module);
 
 // ---- dtypes ------------------------------------------------------------------------
 struct THPDtype {

@@ -1,6 +1,7 @@
 // The `_C._TensorBase` type. Python's tensorlet.Tensor subclasses it; every
 // tensor handed to Python is created as an instance of that subclass.
 #include "autograd/Autograd.h"
+#include "generated/Functions.h"
 #include "python/PythonBindings.h"
 
 namespace tensorlet::python {
@@ -206,6 +207,53 @@ void release_buffer(PyObject*, Py_buffer* view) { PyMem_Free(view->internal); }
 
 PyBufferProcs g_buffer = {get_buffer, release_buffer};
 
+// ---- number protocol: `a + b`, `a - b`, `a * b`, `a / b` --------------------------------
+// Two tensors go straight to the operator, without the argument parser; on small
+// CPU tensors the GIL stays held (releasing and taking it back costs more than the
+// kernel). Anything else (a Python number on either side, a wrong type) calls the
+// generated function, `_C.add(a, b)`..., exactly as the operators did in Python.
+enum NumberOp { kAdd, kSub, kMul, kDiv, kNumNumberOps };
+PyObject* g_number_functions[kNumNumberOps] = {};
+constexpr int64_t kKeepGilNumel = int64_t{1} << 15;
+
+template <NumberOp op>
+Tensor run_number_op(const Tensor& a, const Tensor& b) {
+  if constexpr (op == kAdd) return tensorlet::add(a, b);
+  else if constexpr (op == kSub) return tensorlet::sub(a, b);
+  else if constexpr (op == kMul) return tensorlet::mul(a, b);
+  else return tensorlet::div(a, b);
+}
+
+template <NumberOp op>
+PyObject* number_op(PyObject* a, PyObject* b) {
+  if (is_tensor(a) && is_tensor(b)) {
+    TL_PY_BEGIN
+    const Tensor& x = T(a);
+    const Tensor& y = T(b);
+    Tensor result;
+    if (x.numel() <= kKeepGilNumel && y.numel() <= kKeepGilNumel && x.device().is_cpu() && y.device().is_cpu()) {
+      result = run_number_op<op>(x, y);
+    } else {
+      GilRelease no_gil;
+      result = run_number_op<op>(x, y);
+    }
+    return wrap(std::move(result));
+    TL_PY_END
+  }
+  PyObject* fn = g_number_functions[op];
+  if (!fn) Py_RETURN_NOTIMPLEMENTED;
+  return PyObject_CallFunctionObjArgs(fn, a, b, nullptr);
+}
+
+PyNumberMethods g_number_methods = [] {
+  PyNumberMethods m{};
+  m.nb_add = number_op<kAdd>;
+  m.nb_subtract = number_op<kSub>;
+  m.nb_multiply = number_op<kMul>;
+  m.nb_true_divide = number_op<kDiv>;
+  return m;
+}();
+
 PyObject* set_tensor_class(PyObject*, PyObject* cls) {
   if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), &THPTensorType)) {
     PyErr_SetString(PyExc_TypeError, "_set_tensor_class expects a subclass of _TensorBase");
@@ -259,10 +307,20 @@ void init_tensor_type(PyObject* module) {
   THPTensorType.tp_getset = g_properties;
   THPTensorType.tp_methods = methods.data();
   THPTensorType.tp_as_buffer = &g_buffer;
+  THPTensorType.tp_as_number = &g_number_methods;
   if (PyType_Ready(&THPTensorType) < 0) throw python_error();
   Py_INCREF(&THPTensorType);
   PyModule_AddObject(module, "_TensorBase", reinterpret_cast<PyObject*>(&THPTensorType));
   PyModule_AddObject(module, "_set_tensor_class", PyCFunction_New(&set_class_def, nullptr));
+}
+
+void init_tensor_number_methods(PyObject* module) {
+  const char* names[kNumNumberOps] = {"add", "sub", "mul", "div"};
+  for (int i = 0; i < kNumNumberOps; ++i) {
+    PyObject* fn = PyObject_GetAttrString(module, names[i]);
+    if (!fn) throw python_error();
+    Py_XSETREF(g_number_functions[i], fn);
+  }
 }
 
 }  // namespace tensorlet::python

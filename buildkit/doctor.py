@@ -8,7 +8,6 @@ get killed), so it can gate a CI job before the expensive part starts.
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import shutil
 import subprocess
@@ -203,10 +202,9 @@ def print_checks(checks: Sequence[Check]) -> None:
     console.print_table("buildkit doctor", COLUMNS, [check.row() for check in checks])
 
 
-def _compiler_environment() -> dict[str, str]:
-    # CC/CXX/CUDACXX are read by CMake itself, so BuildOptions doesn't carry them;
-    # the doctor reads them here, in its front end, to look at the same compilers.
-    return {name: os.environ[name] for name in ("CC", "CXX", "CUDACXX") if os.environ.get(name)}
+def _compiler_environment(options: BuildOptions) -> dict[str, str]:
+    return {name: value for name, value in (("CC", options.cc), ("CXX", options.cxx), ("CUDACXX", options.cudacxx))
+            if value}
 
 
 def main(argv: Sequence[str] | Any | None = None) -> int:
@@ -225,7 +223,7 @@ def main(argv: Sequence[str] | Any | None = None) -> int:
         return 1
     # Reuse the build dir's probe cache when there is one; never create the build dir.
     cache = cache_path_for(settings.build_dir) if settings and settings.build_dir.is_dir() else None
-    checks = run_doctor(settings, options, compiler_env=_compiler_environment(), cache_path=cache)
+    checks = run_doctor(settings, options, compiler_env=_compiler_environment(options), cache_path=cache)
     print_checks(checks)
     problems = [check for check in checks if not check.ok]
     if problems:

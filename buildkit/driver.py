@@ -37,7 +37,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from . import console, file_api, toolchain
 from .build_output import StepResult, copy_if_changed, log_dir, print_summary, run_step
 from .cmake_cache import CMakeCache, CMakeCacheError, is_cmake_notfound
-from .errors import BuildFailedError, BuildkitError
+from .errors import BuildFailedError, BuildkitError, ToolchainError
 from .options import BuildOptions, merged_prefix_path
 from .settings import ProjectSettings
 from .toolchain import Compilers, Toolchain
@@ -54,6 +54,7 @@ FRESH_INPUTS = frozenset({
     "-DCMAKE_C_COMPILER", "-DCMAKE_CXX_COMPILER", "-DCMAKE_CUDA_COMPILER",
     "environment CMAKE_TOOLCHAIN_FILE", "environment CMAKE_GENERATOR_PLATFORM",
     "environment CMAKE_GENERATOR_TOOLSET", "environment CMAKE_GENERATOR_INSTANCE",
+    "environment CC", "environment CXX", "environment CUDACXX",
 })
 _PLAIN_LABELS = frozenset({*TOOL_LABELS.values(), "Python"})  # shown without quotes
 _UNREAD = object()
@@ -195,6 +196,7 @@ class CMakeDriver:
             **{f"-D{name}": value for name, value in o.cmake_defines},
             **{f"-D{name} (set by buildkit)": value for name, value in self.extra_defines.items()},
             **{f"environment {name}": value for name, value in o.cmake_environment},
+            **{f"environment {name}": value for name, value in self._compiler_variables().items()},
         }
         for kind, tool in (tools.tools().items() if tools else ()):
             if tool is not None:
@@ -255,6 +257,7 @@ class CMakeDriver:
         self.fingerprint_path.unlink(missing_ok=True)
         # From scratch means finding the tools again too (the probe cache makes it cheap).
         tools = self._discover(None) if decision.fresh else self._tools()
+        self._check_named_compilers()
         command = self.configure_command(tools, build_type, decision.forget_python)
         file_api.request_codemodel(self.build_dir)
         try:
@@ -272,6 +275,22 @@ class CMakeDriver:
         _write_json(self.state_dir / "install-sources.json",
                     [str(p) for p in file_api.installed_sources(self.build_dir)])
         return result
+
+    def _compiler_variables(self) -> dict[str, str]:
+        o = self.options
+        return {name: value for name, value in (("CC", o.cc), ("CXX", o.cxx), ("CUDACXX", o.cudacxx)) if value}
+
+    def _check_named_compilers(self) -> None:
+        """A compiler named by CC/CXX/CUDACXX that doesn't exist: say so before CMake fails obscurely."""
+        for variable, value in self._compiler_variables().items():
+            program = shlex.split(value)[-1] if value.strip() else value  # "ccache g++" runs g++
+            if os.sep in program and os.path.exists(program) or shutil.which(program):
+                continue
+            raise ToolchainError(
+                f"{variable}={value!r} names a compiler that does not exist.",
+                self._vanished_compiler_hint()
+                or f"Install it, point {variable} at an installed compiler, or unset {variable} to let CMake "
+                   "find one (`buildkit doctor` lists the compilers it finds).")
 
     def _vanished_compiler_hint(self) -> str | None:
         """What to do when a compiler this folder was configured with is gone (CMake's own

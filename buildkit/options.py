@@ -98,6 +98,12 @@ def option_table(settings: ProjectSettings | None = None) -> tuple[Option, ...]:
           "PATH; `none`: no launcher."),
         O("prioritized_text", "USE_PRIORITIZED_TEXT_FOR_LD", None, parse_bool, None, "boolean",
           "Link with a linker script that puts the listed hot functions first in .text."),
+        O("cc", "CC", None, parse_nonempty, None, "program",
+          "C compiler for the first configure (CMake reads it then); a change reconfigures from scratch."),
+        O("cxx", "CXX", None, parse_nonempty, None, "program",
+          "C++ compiler for the first configure; a change reconfigures from scratch."),
+        O("cudacxx", "CUDACXX", None, parse_nonempty, None, "program",
+          "CUDA compiler (nvcc) for the first configure; a change reconfigures from scratch."),
         O("cflags", "CFLAGS", None, parse_text, "", "flags", "C compiler flags; copied to CXXFLAGS when that is unset."),
         O("cxxflags", "CXXFLAGS", None, parse_text, None, "flags", "C++ compiler flags."),
         O("ldflags", "LDFLAGS", None, parse_text, "", "flags", "Linker flags."),
@@ -156,6 +162,9 @@ class BuildOptions:
     toolchain_file: str | None = None
     compiler_launcher: str | None = None
     prioritized_text: bool | None = None
+    cc: str | None = None
+    cxx: str | None = None
+    cudacxx: str | None = None
     cflags: str = ""
     cxxflags: str | None = None
     ldflags: str = ""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import platform as _platform
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -221,11 +221,13 @@ class Project:
         from .layout import collect_package_data, default_rules, report_unmatched, rules_from_config
 
         codegen = self.settings["codegen-package"]
-        rules = (*default_rules(codegen_package=codegen, package=self.settings.package),
-                 *rules_from_config(self.settings["package-data"]))
+        own_rules = rules_from_config(self.settings["package-data"])
+        rules = (*default_rules(codegen_package=codegen, package=self.settings.package), *own_rules)
         result = collect_package_data(self.settings.package_dir, rules, self.mode, self.cache)
         if self._built:
-            report_unmatched(result)
+            # The defaults cover what a PyTorch-style tree may hold; only the project's own
+            # rules are expected to match something.
+            report_unmatched(replace(result, unmatched=tuple(r for r in result.unmatched if r in own_rules)))
         return list(result.files)
 
     def wheel_layout(self) -> dict[str, Any]:

@@ -605,3 +605,23 @@ def test_interrupted_buildkit_develop_state_write(sig, project, python, env, fau
     assert installed_files(project) == reference["tree"]
     no_op = _develop_cli(python, project, env)
     assert "up to date" in no_op.stderr and "running" not in no_op.stdout
+
+
+def test_missing_compiler_named_by_cxx_is_caught_before_configure(minimal_project):
+    result = run([sys.executable, "-m", "buildkit", "build", minimal_project],
+                 env=clean_env(CXX="/nonexistent/bin/g++"), check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "CXX='/nonexistent/bin/g++' names a compiler that does not exist" in result.stderr
+    assert not (minimal_project / "build" / "CMakeCache.txt").exists()
+
+
+def test_changing_cxx_reconfigures_from_scratch(minimal_project, tmp_path):
+    import shutil as _shutil
+
+    run([sys.executable, "-m", "buildkit", "build", minimal_project], env=clean_env())
+    wrapper = tmp_path / "g++-wrapper"
+    wrapper.write_text(f"#!/bin/sh\nexec {_shutil.which('g++')} \"$@\"\n")
+    wrapper.chmod(0o755)
+    result = run([sys.executable, "-m", "buildkit", "build", minimal_project], env=clean_env(CXX=str(wrapper)))
+    assert "environment CXX changed" in result.stderr
+    assert str(wrapper) in (minimal_project / "build" / "CMakeCache.txt").read_text()

@@ -1,7 +1,9 @@
 #pragma once
 // CPU loop drivers over a LoopPlan. `cpu_parallel_for_each` hands the inner
 // callback runs of the innermost dimension: (pointers, inner strides in
-// elements, count). Work is split across OpenMP threads above kGrainSize.
+// elements, count). Above kGrainSize, work is split into pieces that the
+// caller and tensorlet's worker threads (Parallel.cpp; OMP_NUM_THREADS threads
+// in all) share.
 #include <algorithm>
 #include <cstdint>
 
@@ -12,6 +14,34 @@
 #endif
 
 namespace tensorlet::cpu {
+
+// Threads a parallel loop may use, the caller included (OMP_NUM_THREADS).
+int max_threads();
+// Inside a piece of a parallel loop (or an OpenMP region): loops run serially there.
+bool in_parallel_region();
+// Runs body(ctx, piece) for every piece in [0, pieces), on the calling thread and
+// the pool's workers; returns when all are done, rethrowing the first exception.
+void parallel_pieces(int64_t pieces, void (*body)(void*, int64_t), void* ctx);
+// Pieces per thread: more pieces than threads lets a thread that starts late, or
+// is preempted, leave its share to the others.
+constexpr int64_t kPiecesPerThread = 4;
+
+// Splits [0, n) into at most `max_pieces` ranges, at least `grain` long, and
+// runs f(begin, end) on each, in parallel when there is more than one.
+template <typename F>
+void parallel_ranges(int64_t n, int64_t grain, F& f) {
+  const int threads = (n > grain) ? max_threads() : 1;
+  if (threads > 1 && !in_parallel_region()) {
+    const int64_t pieces = std::min<int64_t>(int64_t{threads} * kPiecesPerThread, (n + grain - 1) / grain);
+    if (pieces > 1) {
+      auto body = [&](int64_t c) { f(n * c / pieces, n * (c + 1) / pieces); };
+      using Body = decltype(body);
+      parallel_pieces(pieces, [](void* ctx, int64_t c) { (*static_cast<Body*>(ctx))(c); }, &body);
+      return;
+    }
+  }
+  f(int64_t{0}, n);
+}
 
 template <typename Inner>
 void run_range(const LoopPlan& p, int64_t begin, int64_t end, Inner& inner) {
@@ -52,32 +82,14 @@ void cpu_parallel_for_each(const LoopPlan& plan, const int64_t* elem_sizes, Inne
   };
   const int64_t total = p.numel();
   if (total == 0) return;
-#ifdef _OPENMP
-  if (total > kGrainSize && omp_get_max_threads() > 1 && !omp_in_parallel()) {
-    const int64_t chunks = std::min<int64_t>(omp_get_max_threads(), (total + kGrainSize - 1) / kGrainSize);
-#pragma omp parallel for num_threads(static_cast<int>(chunks))
-    for (int64_t c = 0; c < chunks; ++c) {
-      int64_t begin = total * c / chunks, end = total * (c + 1) / chunks;
-      run_range(p, begin, end, call);
-    }
-    return;
-  }
-#endif
-  run_range(p, 0, total, call);
+  auto range = [&](int64_t begin, int64_t end) { run_range(p, begin, end, call); };
+  parallel_ranges(total, kGrainSize, range);
 }
 
-// Simple 1-D parallel loop over [0, n) in chunks of at least `grain`.
+// Simple 1-D parallel loop over [0, n) in pieces of at least `grain`.
 template <typename F>
 void parallel_for(int64_t n, int64_t grain, F&& f) {
-#ifdef _OPENMP
-  if (n > grain && omp_get_max_threads() > 1 && !omp_in_parallel()) {
-    const int64_t chunks = std::min<int64_t>(omp_get_max_threads(), (n + grain - 1) / grain);
-#pragma omp parallel for num_threads(static_cast<int>(chunks))
-    for (int64_t c = 0; c < chunks; ++c) f(n * c / chunks, n * (c + 1) / chunks);
-    return;
-  }
-#endif
-  if (n > 0) f(0, n);
+  if (n > 0) parallel_ranges(n, std::max<int64_t>(grain, 1), f);
 }
 
 template <typename T>

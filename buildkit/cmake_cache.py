@@ -200,6 +200,11 @@ class CMakeCache(Mapping[str, CacheEntry]):
         except FileNotFoundError:
             return None
 
+    @classmethod
+    def read_complete(cls, path: StrPath) -> CMakeCache | None:
+        """Like :meth:`read_if_exists`, but a truncated file raises CacheTruncatedError."""
+        return read_complete_cache(Path(path))
+
     def __getitem__(self, name: str) -> CacheEntry:
         return self._entries[name]
 
@@ -260,3 +265,25 @@ def is_property_entry(entry: CacheEntry) -> bool:
     as a property of ``<name>``, not as a variable."""
     return entry.type == "INTERNAL" and any(
         entry.name.endswith(suffix) and len(entry.name) > len(suffix) for suffix in _PROPERTY_SUFFIXES)
+
+
+class CacheTruncatedError(CMakeCacheError):
+    """CMake ends every cache line with a line break: without one the file was cut off
+    (a full disk, a crash), and its last value may be cut short yet still parse."""
+
+    def __init__(self, path: str, lineno: int, line: str):
+        super().__init__(path, lineno, line)
+        self.message = f"{path} is truncated: its last line, {line!r}, has no line break."
+
+
+def read_complete_cache(path: Path) -> "CMakeCache | None":
+    """Like CMakeCache.read_if_exists, but a truncated file is an error: a build tool
+    must not configure from a value that was cut short."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    if data and not data.endswith(b"\n"):
+        lines = data.split(b"\n")
+        raise CacheTruncatedError(str(path), len(lines), lines[-1].decode("utf-8", "replace"))
+    return CMakeCache.parse(data.decode("utf-8", "surrogateescape"), str(path))

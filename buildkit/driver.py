@@ -22,22 +22,23 @@ installs into the package tree and copies ``compile_commands.json`` to the proje
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
 import shlex
 import shutil
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from . import console, file_api, toolchain
-from .build_output import StepResult, copy_if_changed, log_dir, print_summary, run_step
-from .cmake_cache import CMakeCache, CMakeCacheError, is_cmake_notfound
-from .errors import BuildFailedError, BuildkitError, ToolchainError
+from .build_lock import build_folder_lock
+from .build_output import StepResult, copy_if_changed, print_summary, run_step
+from .cmake_cache import CacheTruncatedError, CMakeCache, CMakeCacheError, is_cmake_notfound
+from .errors import BuildFailedError, ToolchainError
+from .fileutil import read_json as _read_json
+from .fileutil import write_json as _write_json
+from .install_step import PackageTreeInstall
 from .options import BuildOptions, merged_prefix_path
 from .settings import ProjectSettings
 from .toolchain import Compilers, Toolchain
@@ -95,7 +96,6 @@ class CMakeDriver:
         self.source_dir = settings.source_dir
         self.state_dir = self.build_dir / ".buildkit"
         self.fingerprint_path = self.state_dir / "configure.json"
-        self._install_stamp = self.state_dir / "installed"
         self.lock_timeout = lock_timeout
         self._cache: Any = _UNREAD
         self._toolchain: Toolchain | None = None
@@ -105,7 +105,7 @@ class CMakeDriver:
     def cache(self) -> CMakeCache | None:
         """The parsed CMakeCache.txt, None before the first configure."""
         if self._cache is _UNREAD:
-            self._cache = _read_cache(self.build_dir / "CMakeCache.txt")
+            self._cache = CMakeCache.read_complete(self.build_dir / "CMakeCache.txt")
         return self._cache
 
     def _cached(self, name: str) -> str | None:
@@ -354,72 +354,14 @@ class CMakeDriver:
     # ------------------------------------------------------------ install
     def install(self, build: StepResult | None = None) -> StepResult | None:
         """Install into the package tree; None when skipped because everything is installed."""
-        if build is not None and build.no_work and self.install_is_current():
-            return None
-        last_install = _mtime_ns(self._install_stamp)
-        unfinished = last_install is None and (log_dir(self.build_dir) / "install.log").exists()
-        previous = self._manifest()
-        self._install_stamp.unlink(missing_ok=True)
-        command = [str(self._tools().cmake.path), "--install", str(self.build_dir), "--config", self.build_type()]
-        result = run_step("install", command, build_dir=self.build_dir, verbose=self.options.verbose,
-                          env=self._install_environment(build, last_install, unfinished))
-        self._prune_stale(previous - self._manifest())
-        self._install_stamp.touch()
-        return result
-
-    def _manifest(self) -> set[str]:
-        try:
-            return set(filter(None, (self.build_dir / "install_manifest.txt").read_text(encoding="utf-8").splitlines()))
-        except OSError:
-            return set()
-
-    def _prune_stale(self, stale: set[str]) -> None:
-        """Remove what an earlier install put into the package tree and this one no longer
-        installs (a component switched off), so it can't ship in a wheel by accident."""
-        prefix = self.install_prefix.resolve()
-        for name in sorted(stale, reverse=True):
-            path = Path(name)
-            if not path.is_absolute() or not path.resolve().is_relative_to(prefix) or not os.path.lexists(path):
-                continue
-            path.unlink()
-            console.detail(f"removed stale install output {path}")
-            parent = path.parent
-            while parent.resolve() != prefix and parent.is_dir() and not any(parent.iterdir()):
-                parent.rmdir()
-                parent = parent.parent
-
-    @staticmethod
-    def _install_environment(build: StepResult | None, last_install_ns: int | None,
-                             unfinished: bool = False) -> dict[str, str] | None:
-        # CMake's install skips a file whose time is within a second of the installed
-        # copy's (cmFileTime::DifferS), so right after a rebuild that quick it must copy
-        # everything.  So it must after an install that started and never finished: a
-        # file it was killed while writing is cut short, dated then, and looks up to date.
-        # Otherwise the environment goes through as it is.
-        if unfinished:
-            return {**os.environ, "CMAKE_INSTALL_ALWAYS": "1"}
-        if build is None or build.steps == 0 or last_install_ns is None:
-            return None
-        if build.started - last_install_ns / 1e9 > 1.5:
-            return None
-        return {**os.environ, "CMAKE_INSTALL_ALWAYS": "1"}
+        return self._installer().install(build)
 
     def install_is_current(self) -> bool:
-        """The last install completed after the last build and regeneration, and its files exist."""
-        try:
-            installed = self._install_stamp.stat().st_mtime_ns
-            manifest = (self.build_dir / "install_manifest.txt").read_text(encoding="utf-8")
-        except OSError:
-            return False
-        for name in (".ninja_log", "build.ninja", "cmake_install.cmake"):
-            changed = _mtime_ns(self.build_dir / name)
-            if changed is not None and changed >= installed:
-                return False
-        # install(FILES/DIRECTORY) sources changed without any target being rebuilt.
-        sources = _read_json(self.state_dir / "install-sources.json") or []
-        if file_api.newest_mtime_ns(Path(p) for p in sources) >= installed:
-            return False
-        return all(os.path.lexists(line) for line in manifest.splitlines() if line)
+        return self._installer().is_current()
+
+    def _installer(self) -> PackageTreeInstall:
+        return PackageTreeInstall(self.build_dir, self.install_prefix, self._tools().cmake.path, self.build_type(),
+                                  verbose=self.options.verbose)
 
     def sync_compile_commands(self) -> bool:
         """Copy compile_commands.json to the project root when its content changed."""
@@ -427,32 +369,9 @@ class CMakeDriver:
                                self.state_dir / "compile_commands.stamp")
 
     # ---------------------------------------------------------------- lock
-    @contextmanager
-    def lock(self) -> Iterator[None]:
+    def lock(self):
         """Hold ``.buildkit/lock``: two builds in one folder would overwrite each other's files."""
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.state_dir / "lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            self._acquire(fd)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-            yield
-        finally:
-            os.close(fd)  # closing releases the flock, as does the process dying
-
-    def _acquire(self, fd: int) -> None:
-        if _try_flock(fd):
-            return
-        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-        console.info(f"waiting for another build in {self.build_dir} (pid {holder})")
-        deadline = time.monotonic() + self.lock_timeout
-        while time.monotonic() < deadline:
-            time.sleep(0.1)
-            if _try_flock(fd):
-                return
-        raise BuildkitError(
-            f"Another build in {self.build_dir} (pid {holder}) is still running after {self.lock_timeout:g} s.",
-            "Wait for it to finish, or stop it, and run again; buildkit builds one folder one build at a time.")
+        return build_folder_lock(self.build_dir, self.state_dir / "lock", self.lock_timeout)
 
     # ----------------------------------------------------------------- run
     def run(self) -> DriverResult:
@@ -529,51 +448,3 @@ def _compilers_from_cache(cache: CMakeCache | None) -> Compilers:
     return Compilers(**found)
 
 
-class CacheTruncatedError(CMakeCacheError):
-    """CMake ends every cache line with a line break: without one the file was cut off
-    (a full disk, a crash), and its last value may be cut short yet still parse."""
-
-    def __init__(self, path: str, lineno: int, line: str):
-        super().__init__(path, lineno, line)
-        self.message = f"{path} is truncated: its last line, {line!r}, has no line break."
-
-
-def _read_cache(path: Path) -> CMakeCache | None:
-    """CMakeCache.read_if_exists, refusing a truncated file."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    if data and not data.endswith(b"\n"):
-        lines = data.split(b"\n")
-        raise CacheTruncatedError(str(path), len(lines), lines[-1].decode("utf-8", "replace"))
-    return CMakeCache.parse(data.decode("utf-8", "surrogateescape"), str(path))
-
-
-def _try_flock(fd: int) -> bool:
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)  # a reader sees the old record or the new one, never half
-
-
-def _mtime_ns(path: Path) -> int | None:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def write_text_if_changed(target: Path, text: str, mode: int = 0o644) -> bool:
@@ -30,3 +32,27 @@ def write_text_if_changed(target: Path, text: str, mode: int = 0o644) -> bool:
         Path(tmp).unlink(missing_ok=True)
         raise
     return True
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file's content, or None when it is missing or unreadable."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write atomically: a reader sees the old record or the new one, never half."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def mtime_ns(path: Path) -> int | None:
+    try:
+        return Path(path).stat().st_mtime_ns
+    except OSError:
+        return None

@@ -182,13 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.smoke:
         args.files, args.runs = 6, 3
-    python = sys.executable
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BUILD_", "USE_", "CMAKE_", "MAX_JOBS"))}
     env["CI"] = "true"
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's shell caches bytecode
     work = Path(tempfile.mkdtemp(prefix="buildkit-bench-"))
     rows: list[tuple[str, float]] = []
     try:
+        python = isolated_python(work, "buildkit-venv")
         bk = work / "buildkit"
         generate(bk, args.files, "buildkit")
         rows.append(("cold build: buildkit develop", timed([python, "-m", "buildkit", "develop", "."], bk, env)))
@@ -202,11 +202,12 @@ def main(argv: list[str] | None = None) -> int:
                  ("floor: python -c pass", floor_python)]
         noop_setup = median([python, "setup.py", "develop"], bk, env, args.runs)
         noop_cli = median([python, "-m", "buildkit", "develop", "."], bk, env, args.runs)
-        noop_pip = median([python, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "-e", "."],
-                          bk, env, max(3, args.runs // 2))
         unit = bk / "src" / "unit000.cpp"
         touch_cli = median([python, "-m", "buildkit", "develop", "."], bk, env, args.runs, before=touch(unit))
         touch_ninja = median([ninja, "-C", "build"], bk, env, args.runs, before=touch(unit))
+        # Last: pip's editable install leaves a finder that every later interpreter start pays for.
+        noop_pip = median([python, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "-e", "."],
+                          bk, env, max(3, args.runs // 2))
         rows += [("no-op: python setup.py develop", noop_setup), ("no-op: buildkit develop", noop_cli),
                  ("no-op: pip install --no-build-isolation -e .", noop_pip),
                  ("touch one .cpp: buildkit develop", touch_cli), ("touch one .cpp: ninja alone", touch_ninja)]
@@ -220,30 +221,33 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def peer_python(work: Path) -> str | None:
-    """A venv for scikit-build-core alone: installed beside buildkit it hooks setuptools'
-    entry points and slows every setuptools run, which would skew the comparison."""
+def isolated_python(work: Path, name: str, install: list[str] | None = None) -> str | None:
+    """A venv of its own that sees this interpreter's packages (pip, cmake, ninja,
+    setuptools, buildkit) but installs into itself: what a benchmark registers or
+    installs never leaks into the caller's environment or into the other tool's runs.
+    scikit-build-core in particular hooks setuptools' entry points and would slow
+    every setuptools run it shared an environment with."""
+    import sysconfig
     import venv
 
-    target = work / "skbuild-venv"
+    target = work / name
     venv.EnvBuilder(with_pip=False, symlinks=True).create(target)
     python = target / "bin" / "python"
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    import sysconfig
-
-    # See this interpreter's packages (pip, cmake, ninja, setuptools) plus its own.
     Path(site, "_bench_overlay.pth").write_text(f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
-    result = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", site, "scikit-build-core"],
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        print(f"scikit-build-core could not be installed: peer rows skipped\n{result.stderr[-500:]}", file=sys.stderr)
-        return None
+    if install:
+        result = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", site, *install],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            print(f"{' '.join(install)} could not be installed: peer rows skipped\n{result.stderr[-500:]}",
+                  file=sys.stderr)
+            return None
     return str(python)
 
 
 def measure_skbuild(work: Path, args, env: dict[str, str]) -> list[tuple[str, float]]:
-    python = peer_python(work)
+    python = isolated_python(work, "skbuild-venv", ["scikit-build-core"])
     if python is None:
         return []
     sk = work / "skbuild"
@@ -252,7 +256,6 @@ def measure_skbuild(work: Path, args, env: dict[str, str]) -> list[tuple[str, fl
     cold = timed(install, sk, env)
     noop = median(install, sk, env, max(3, args.runs // 2))
     touched = median(install, sk, env, max(3, args.runs // 2), before=touch(sk / "src" / "unit000.cpp"))
-    timed([python, "-m", "pip", "uninstall", "-y", "-q", "benchproj"], sk, env)
     return [("cold build: scikit-build-core pip install -e .", cold),
             ("no-op: scikit-build-core pip install -e .", noop),
             ("touch one .cpp: scikit-build-core pip install -e .", touched)]

@@ -5,6 +5,15 @@ from __future__ import annotations
 import sys
 
 
+def _git_version() -> str | None:
+    # buildkit rewrites version.py on every build; _build_config.py only at configure.
+    try:
+        from tensorlet.version import git_version  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return git_version
+
+
 def build_info() -> dict:
     import tensorlet
     from tensorlet import _native
@@ -16,7 +25,7 @@ def build_info() -> dict:
     get = (lambda k, d=None: getattr(bc, k, d)) if bc else (lambda k, d=None: d)
     return {
         "version": tensorlet.__version__,
-        "git_sha": get("git_sha", "unknown"),
+        "git_sha": _git_version() or get("git_sha", "unknown"),
         "build_type": get("build_type", "unknown"),
         "cuda": bool(get("cuda", False)),
         "cuda_archs": get("cuda_archs", ""),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -51,3 +52,12 @@ def buildkit_venv(wheelhouse, tmp_path_factory) -> Path:
     pip_install(python, wheelhouse, "setuptools-buildkit", "setuptools", "wheel",
                 env=venv_env(python, wheelhouse))
     return python
+
+
+@pytest.fixture
+def fake_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder searched before the rest of PATH, for fake tools."""
+    directory = tmp_path / "fake-bin"
+    directory.mkdir()
+    monkeypatch.setenv("PATH", f"{directory}{os.pathsep}{os.environ['PATH']}")
+    return directory

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 from pathlib import Path
 
@@ -31,14 +30,6 @@ def project(tmp_path: Path, shared_home: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("HOME", str(shared_home))
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n')
     return tmp_path
-
-
-@pytest.fixture
-def fake_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "fake-bin"
-    directory.mkdir()
-    monkeypatch.setenv("PATH", f"{directory}{os.pathsep}{os.environ['PATH']}")
-    return directory
 
 
 def by_name(checks: list[Check]) -> dict[str, Check]:

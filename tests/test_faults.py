@@ -204,9 +204,9 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def installed_files(project: Path) -> dict[str, str]:
+def installed_files(project: Path, package_name: str = "minimal") -> dict[str, str]:
     """Relative path -> sha256 of what CMake installed into the package, and the _C stub."""
-    package = project / "minimal"
+    package = project / package_name
     files = [p for sub in ("lib", "include", "share") for p in (package / sub).rglob("*")]
     files += package.glob("_C*.so")
     return {str(p.relative_to(project)): (f"-> {os.readlink(p)}" if p.is_symlink() else sha256(p))
@@ -625,3 +625,82 @@ def test_changing_cxx_reconfigures_from_scratch(minimal_project, tmp_path):
     result = run([sys.executable, "-m", "buildkit", "build", minimal_project], env=clean_env(CXX=str(wrapper)))
     assert "environment CXX changed" in result.stderr
     assert str(wrapper) in (minimal_project / "build" / "CMakeCache.txt").read_text()
+
+
+# ------------------------------- 7. nvcc interrupted (examples/cuda_minimal)
+
+from test_cuda_example import ARCH_VAR, cuda_build  # noqa: E402  (nvcc lookup and marks)
+
+# nvcc runs its host compiler, gcc found on PATH, for each of its steps.  The launcher
+# puts host-gcc.sh first on PATH for nvcc's compile of saxpy_cuda.cu, and host-gcc.sh
+# pauses nvcc's last step (the host compile of what cudafe++ made; cicc and ptxas have
+# run, their intermediates are in the object folder: CMake passes -objtemp): nvcc itself
+# is running, waiting for it, when the signal comes.
+NVCC_LAUNCHER_SH = """#!/bin/sh
+case "$*" in *saxpy_cuda.cu*) PATH={faults}/nvcc-host:$PATH; export PATH ;; esac
+exec "$@"
+"""
+HOST_GCC_SH = """#!/bin/sh
+case " $* " in *" -c "*) {faults}/pause.sh nvcc ;; esac
+exec {gcc} "$@"
+"""
+
+
+@pytest.fixture(scope="module")
+def cuda_env(env, faults) -> dict[str, str]:
+    """``env`` with the nvcc pause point, for one architecture (nvcc time is what this costs)."""
+    host = faults / "nvcc-host"
+    host.mkdir()
+    (host / "gcc").write_text(HOST_GCC_SH.format(faults=faults, gcc=shutil.which("gcc", path=env["PATH"])))
+    (faults / "nvcc-launcher.sh").write_text(NVCC_LAUNCHER_SH.format(faults=faults))
+    for script in (host / "gcc", faults / "nvcc-launcher.sh"):
+        script.chmod(0o755)
+    return {**env, ARCH_VAR: "8.0", "BUILDKIT_COMPILER_LAUNCHER": str(faults / "nvcc-launcher.sh")}
+
+
+@pytest.fixture(scope="module")
+def cuda_folder(base) -> Path:
+    """The one folder every CUDA build here runs in; :func:`restore` finds the clean
+    build's copy next to it, in ``cuda/developed``."""
+    return base / "cuda" / "cuda_minimal"
+
+
+@pytest.fixture(scope="module")
+def cuda_reference(cuda_folder, python, cuda_env) -> dict[str, str]:
+    """A clean ``setup.py develop``'s installed files, and a copy of its folder."""
+    shutil.rmtree(cuda_folder.parent, ignore_errors=True)
+    copy_example("cuda_minimal", cuda_folder)
+    setup_py(python, cuda_folder, cuda_env, "develop")
+    tree = installed_files(cuda_folder, "cuda_minimal")
+    assert "cuda_minimal/lib/libcuda_minimal.so" in tree and any("/_C" in name for name in tree), tree
+    shutil.copytree(cuda_folder, cuda_folder.parent / "developed", symlinks=True)
+    return tree
+
+
+@cuda_build
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
+def test_interrupted_nvcc_compile_reruns_to_a_clean_builds_files(sig, cuda_folder, python, cuda_env, faults,
+                                                                 cuda_reference, tmp_path):
+    restore(cuda_folder, cuda_reference, "csrc/saxpy_cuda.cu")
+    arm(faults, "nvcc")
+    build = Build([python, "setup.py", "develop"], cuda_folder, cuda_env, tmp_path, "interrupted")
+    build.wait_for(faults / "paused-nvcc")
+    running = [_command_line(pid) for pid in _session_members(build.proc.pid)]
+    assert any(Path(line.split(" ", 1)[0]).name == "nvcc" for line in running), running  # mid-compile
+    build.kill_group(sig)
+    if sig == signal.SIGKILL:
+        build.kill_session()
+    code = build.finish()
+    if sig == signal.SIGINT:
+        assert code == 130 and INTERRUPTED in build.stderr, build.output[-4000:]
+        assert_clean_exit(build.output)
+    else:
+        assert code == -signal.SIGKILL
+
+    rerun = setup_py(python, cuda_folder, cuda_env, "develop")
+    assert_clean_exit(rerun.stdout + rerun.stderr)
+    assert installed_files(cuda_folder, "cuda_minimal") == cuda_reference
+    # The killed nvcc's intermediates (saxpy_cuda.cu.o.ptx, .cubin, .fatbin.c, ...) are
+    # left in the object folder; the rerun's nvcc writes and removes the same names.
+    objects = cuda_folder / "build" / "CMakeFiles" / "cuda_minimal.dir" / "csrc"
+    assert sorted(p.name for p in objects.glob("saxpy_cuda.cu.o*")) == ["saxpy_cuda.cu.o"]

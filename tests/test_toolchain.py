@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -43,15 +42,6 @@ def fake_tool(directory: Path, name: str, body: str) -> Path:
 @pytest.fixture
 def cache(tmp_path: Path) -> Path:
     return tmp_path / "cache" / "toolchain-cache.json"
-
-
-@pytest.fixture
-def fake_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder searched before the rest of PATH."""
-    directory = tmp_path / "fake-bin"
-    directory.mkdir()
-    monkeypatch.setenv("PATH", f"{directory}{os.pathsep}{os.environ['PATH']}")
-    return directory
 
 
 @pytest.mark.parametrize("find", [find_cmake, find_ninja])

@@ -113,6 +113,8 @@ class Project:
         """Step 2: base requirements, extra ones from the environment, the library pin."""
         from .layout import mode_requirements
 
+        if self.mode is WheelMode.LIBRARY_ONLY:
+            return []  # C++ libraries, headers and CMake files: nothing to import, nothing to require
         base = [*self.settings["dependencies"], *self.options.extra_requirements]
         return list(mode_requirements(base, self.mode, self.settings["library-distribution"], self.version))
 

@@ -12,12 +12,14 @@ def cmdclass() -> dict[str, type]:
     from .build_ext import BuildExt
     from .clean import Clean
     from .develop import Develop
+    from .egg_info import EggInfo
     from .install import Install
     from .sdist import Sdist
 
     return {
         "build_ext": BuildExt,
         "develop": Develop,
+        "egg_info": EggInfo,
         "clean": Clean,
         "install": Install,
         "sdist": Sdist,

@@ -6,6 +6,7 @@ medians and ratios measured in this one run:
 
     python benchmarks/rebuild.py            # 60 files, 10 runs per measurement
     python benchmarks/rebuild.py --smoke    # 6 files, 3 runs: a quick check for CI
+    python benchmarks/rebuild.py --tensorlet   # also: tensorlet cold / no-op / touch one kernel
 
 The peer rows install scikit-build-core from the package index into a venv of
 their own; they are skipped when that is not possible.
@@ -179,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--smoke", action="store_true", help="6 files, 3 runs (for CI)")
     parser.add_argument("--keep", action="store_true", help="keep the generated projects")
+    parser.add_argument("--tensorlet", action="store_true",
+                        help="also measure examples/tensorlet (a private copy: one cold build of it)")
     args = parser.parse_args(argv)
     if args.smoke:
         args.files, args.runs = 6, 3
@@ -213,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                  ("touch one .cpp: buildkit develop", touch_cli), ("touch one .cpp: ninja alone", touch_ninja)]
         peer = measure_skbuild(work, args, env)
         rows += peer
+        if args.tensorlet:
+            rows += measure_tensorlet(work, python, ninja, args, env)
         report(rows, floor_ninja, floor_setuptools, floor_python, noop_setup, noop_cli, noop_pip,
                touch_cli, touch_ninja, dict(peer), args)
     finally:
@@ -259,6 +264,25 @@ def measure_skbuild(work: Path, args, env: dict[str, str]) -> list[tuple[str, fl
     return [("cold build: scikit-build-core pip install -e .", cold),
             ("no-op: scikit-build-core pip install -e .", noop),
             ("touch one .cpp: scikit-build-core pip install -e .", touched)]
+
+
+def measure_tensorlet(work: Path, python: str, ninja: str, args, env: dict[str, str]) -> list[tuple[str, float]]:
+    """The reference backend: a real codegen + ~40 translation units + CPU variants."""
+    source = Path(__file__).resolve().parent.parent / "examples" / "tensorlet"
+    copy = work / "tensorlet"
+    outputs = {"build", "lib", "include", "share", "_codegen"}
+    shutil.copytree(source, copy, ignore=lambda folder, names: [
+        n for n in names if n in outputs or n.endswith((".so", ".egg-info")) or n == "__pycache__"
+        or n in {"version.py", "_build_config.py"}])
+    develop = [python, "-m", "buildkit", "develop", "."]
+    cold = timed(develop, copy, env)
+    noop = median(develop, copy, env, args.runs)
+    kernel = copy / "csrc" / "ops" / "cpu" / "UnaryKernels.cpp"
+    touched = median(develop, copy, env, max(3, args.runs // 2), before=touch(kernel))
+    touched_ninja = median([ninja, "-C", "build"], copy, env, max(3, args.runs // 2), before=touch(kernel))
+    return [("tensorlet cold: buildkit develop", cold), ("tensorlet no-op: buildkit develop", noop),
+            ("tensorlet touch one kernel: buildkit develop", touched),
+            ("tensorlet touch one kernel: ninja alone", touched_ninja)]
 
 
 def report(rows, floor_ninja, floor_setuptools, floor_python, noop_setup, noop_cli, noop_pip, touch_cli,

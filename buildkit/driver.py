@@ -271,9 +271,6 @@ class CMakeDriver:
         self._toolchain = tools
         _write_json(self.fingerprint_path, {"format": FINGERPRINT_FORMAT,
                                             "inputs": self.configure_inputs(tools, build_type)})
-        # Read the File API reply once per configure, not on every no-op run.
-        _write_json(self.state_dir / "install-sources.json",
-                    [str(p) for p in file_api.installed_sources(self.build_dir)])
         return result
 
     def _compiler_variables(self) -> dict[str, str]:

@@ -73,6 +73,20 @@ def installed_sources(build_dir: Path) -> list[Path]:
     return sorted(p for p in sources if not p.resolve().is_relative_to(build))
 
 
+def installed_sources_cached(build_dir: Path, cache_file: Path) -> list[Path]:
+    """:func:`installed_sources`, re-read only when CMake wrote a newer reply (a configure
+    by buildkit, or Ninja regenerating the build after a CMakeLists.txt edit)."""
+    from .fileutil import mtime_ns, read_json, write_json
+
+    indexes = sorted((api_dir(build_dir) / "reply").glob("index-*.json"))
+    cached = mtime_ns(cache_file)
+    if cached is not None and (not indexes or (mtime_ns(indexes[-1]) or 0) <= cached):
+        return [Path(p) for p in read_json(cache_file) or []]
+    sources = installed_sources(build_dir)
+    write_json(cache_file, [str(p) for p in sources])
+    return sources
+
+
 def newest_mtime_ns(paths: Iterable[Path]) -> int:
     """The newest modification time among the paths and everything below them (0 if none)."""
     newest = 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import console, file_api
 from .build_output import StepResult, log_dir, run_step
-from .fileutil import mtime_ns, read_json
+from .fileutil import mtime_ns
 
 STATE = ".buildkit"
 
@@ -76,8 +76,8 @@ class PackageTreeInstall:
             if changed is not None and changed >= installed:
                 return False
         # install(FILES/DIRECTORY) sources changed without any target being rebuilt.
-        sources = read_json(self.build_dir / STATE / "install-sources.json") or []
-        if file_api.newest_mtime_ns(Path(p) for p in sources) >= installed:
+        sources = file_api.installed_sources_cached(self.build_dir, self.build_dir / STATE / "install-sources.json")
+        if file_api.newest_mtime_ns(sources) >= installed:
             return False
         return all(os.path.lexists(line) for line in manifest)
 

@@ -136,3 +136,21 @@ def test_new_header_in_an_installed_folder_is_installed_on_the_next_build(minima
     assert (installed / "added.h").is_file()
     models = list((minimal_project / "build" / ".cmake" / "api" / "v1" / "reply").glob("codemodel-v2-*.json"))
     assert models, "buildkit asks CMake for the codemodel through the File API"
+
+
+def test_install_folder_added_by_a_cmakelists_edit_is_watched(minimal_project):
+    """Ninja regenerates the build after a CMakeLists.txt edit without buildkit configuring:
+    the install sources still follow CMake's newest File API reply."""
+    cli = [sys.executable, "-m", "buildkit", "build", minimal_project]
+    run(cli, env=clean_env())
+    extra = minimal_project / "assets"
+    extra.mkdir()
+    (extra / "one.txt").write_text("1\n")
+    cmakelists = minimal_project / "CMakeLists.txt"
+    cmakelists.write_text(cmakelists.read_text() + "\ninstall(DIRECTORY assets DESTINATION share/assets)\n")
+    run(cli, env=clean_env())
+    installed = minimal_project / "minimal" / "share" / "assets" / "assets"
+    assert (installed / "one.txt").is_file()
+    (extra / "two.txt").write_text("2\n")  # no target changes: only the File API knows
+    run(cli, env=clean_env())
+    assert (installed / "two.txt").is_file()

@@ -8,7 +8,8 @@ installs into the package tree and copies ``compile_commands.json`` to the proje
   prefix, prefix path, Python) are recorded in ``.buildkit/configure.json`` after a
   successful configure and deleted before one, so an interrupted configure runs again;
   each changed input is named.  Only what CMake reads into a new cache alone (the
-  generator, compilers, toolchain file, source folder) forces a fresh configure.
+  generator, toolchain file, source folder, and the compiler of a language the cache
+  already enabled) forces a fresh configure.
 * A new Python reconfigures with ``-U`` patterns that drop FindPython's cached
   results, instead of deleting the cache: every other entry and object file stays.
 * The tools are recorded at configure and reused without starting them until
@@ -51,12 +52,21 @@ TOOL_LABELS = {"cmake": "cmake", "ninja": "ninja", "c": "C compiler", "cxx": "C+
 CACHE_COMPILERS = {"c": "CMAKE_C_COMPILER", "cxx": "CMAKE_CXX_COMPILER", "nvcc": "CMAKE_CUDA_COMPILER"}
 # Inputs CMake only reads when it creates a cache: a change needs a fresh configure.
 FRESH_INPUTS = frozenset({
-    "generator", "source folder", "C compiler", "C++ compiler", "nvcc",
-    "-DCMAKE_C_COMPILER", "-DCMAKE_CXX_COMPILER", "-DCMAKE_CUDA_COMPILER",
+    "generator", "source folder",
     "environment CMAKE_TOOLCHAIN_FILE", "environment CMAKE_GENERATOR_PLATFORM",
     "environment CMAKE_GENERATOR_TOOLSET", "environment CMAKE_GENERATOR_INSTANCE",
-    "environment CC", "environment CXX", "environment CUDACXX",
 })
+# Inputs that choose a language's compiler, by the cache entry that records the choice.
+# CMake reads them once, when the language is enabled: a change needs a fresh configure
+# only if the cache already holds a compiler for that language. Setting CUDACXX for a
+# folder that never enabled CUDA must not throw away every object file.
+COMPILER_INPUTS = {
+    "C compiler": "CMAKE_C_COMPILER", "-DCMAKE_C_COMPILER": "CMAKE_C_COMPILER", "environment CC": "CMAKE_C_COMPILER",
+    "C++ compiler": "CMAKE_CXX_COMPILER", "-DCMAKE_CXX_COMPILER": "CMAKE_CXX_COMPILER",
+    "environment CXX": "CMAKE_CXX_COMPILER",
+    "nvcc": "CMAKE_CUDA_COMPILER", "-DCMAKE_CUDA_COMPILER": "CMAKE_CUDA_COMPILER",
+    "environment CUDACXX": "CMAKE_CUDA_COMPILER",
+}
 _PLAIN_LABELS = frozenset({*TOOL_LABELS.values(), "Python"})  # shown without quotes
 _UNREAD = object()
 
@@ -147,7 +157,7 @@ class CMakeDriver:
             return Decision(True, reasons)
         changes = diff_inputs(old, self.configure_inputs(tools, self.build_type()))
         reasons += [text for _, text in changes]
-        return Decision(bool(reasons), reasons, fresh=any(label in FRESH_INPUTS for label, _ in changes),
+        return Decision(bool(reasons), reasons, fresh=any(_needs_fresh(label, cache) for label, _ in changes),
                         forget_python=any(label == "Python" for label, _ in changes))
 
     def _missing_build_files(self, cache: CMakeCache) -> list[str]:
@@ -427,6 +437,14 @@ def diff_inputs(old: Mapping[str, str], new: Mapping[str, str]) -> list[tuple[st
             text = f"{label} changed: {_show(label, before)} → {_show(label, after)}"
         changes.append((label, text))
     return changes
+
+
+def _needs_fresh(label: str, cache: CMakeCache) -> bool:
+    if label in FRESH_INPUTS:
+        return True
+    compiler = COMPILER_INPUTS.get(label)
+    recorded = cache.get_value(compiler) if compiler else None
+    return bool(recorded) and not is_cmake_notfound(recorded)
 
 
 def _show(label: str, value: str | None) -> str:

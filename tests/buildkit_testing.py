@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import venv
 from pathlib import Path
 
@@ -37,6 +38,23 @@ def run(command, cwd=None, env=None, check=True, timeout=900, **kwargs) -> subpr
         raise AssertionError(f"command failed ({result.returncode}): {command}\n--- stdout\n{result.stdout}"
                              f"\n--- stderr\n{result.stderr}")
     return result
+
+
+def make_wheelhouse(house: Path) -> Path:
+    """buildkit's wheel (built from this checkout) plus its and the examples' build
+    dependencies, downloaded once into WHEEL_CACHE: the one local wheelhouse of a test run."""
+    WHEEL_CACHE.mkdir(exist_ok=True)
+    have = {p.name.split("-")[0].lower() for p in WHEEL_CACHE.glob("*.whl")}
+    wanted = {r.split(">")[0].split("=")[0].lower() for r in WHEELHOUSE_REQUIREMENTS}
+    if not wanted <= have:
+        run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", WHEEL_CACHE,
+             *WHEELHOUSE_REQUIREMENTS])
+    house.mkdir(parents=True, exist_ok=True)
+    for wheel in WHEEL_CACHE.glob("*.whl"):
+        if not wheel.name.startswith("setuptools_buildkit-"):
+            shutil.copy2(wheel, house)
+    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", house, REPO])
+    return house
 
 
 def clean_env(**overrides: str) -> dict[str, str]:

@@ -1,35 +1,14 @@
-"""Fixtures for buildkit's tests; the helpers they use live in buildkit_testing.py."""
+"""Fixtures for buildkit's tests; the helpers they use live in buildkit_testing.py, and
+the run's one wheelhouse (shared with tensorlet's tests) in the repository's conftest.py."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from buildkit_testing import (  # noqa: F401 - re-exported for tests that use them as fixtures' helpers
-    REPO, WHEEL_CACHE, WHEELHOUSE_REQUIREMENTS, copy_example, make_venv, overlay_venv, pip_install, run,
-    venv_env,
-)
-
-
-@pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory) -> Path:
-    """buildkit's wheel (built once from this checkout) plus its dependencies."""
-    WHEEL_CACHE.mkdir(exist_ok=True)
-    have = {p.name.split("-")[0].lower() for p in WHEEL_CACHE.glob("*.whl")}
-    wanted = {r.split(">")[0].split("=")[0].lower() for r in WHEELHOUSE_REQUIREMENTS}
-    if not wanted <= have:
-        run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", WHEEL_CACHE,
-             *WHEELHOUSE_REQUIREMENTS])
-    house = tmp_path_factory.mktemp("wheelhouse")
-    for wheel in WHEEL_CACHE.glob("*.whl"):
-        if not wheel.name.startswith("setuptools_buildkit-"):
-            shutil.copy2(wheel, house)
-    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", house, REPO])
-    return house
+from buildkit_testing import copy_example, make_venv, overlay_venv, pip_install, venv_env
 
 
 @pytest.fixture

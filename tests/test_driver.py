@@ -104,6 +104,27 @@ def test_other_inputs_are_named(project):
     assert decision.fresh  # CMake reads a toolchain file only into a new cache
 
 
+def test_compiler_variable_forces_a_fresh_configure_only_for_an_enabled_language(project):
+    """hello enables C and C++ only: naming a CUDA compiler later is an ordinary
+    reconfigure that keeps every object file; naming another C++ compiler starts over."""
+    driver(project).run()
+    objects = {p: p.stat().st_mtime_ns for p in (project / "build" / "CMakeFiles").rglob("*.o")}
+    assert objects
+    fake_nvcc = project / "nvcc"
+    fake_nvcc.write_text("#!/bin/sh\nexit 1\n")
+    fake_nvcc.chmod(0o755)
+    with_cuda = driver(project, {"CUDACXX": str(fake_nvcc)})
+    decision = with_cuda.configure_decision()
+    assert decision.reasons == [f"environment CUDACXX changed: unset → '{fake_nvcc}'"]
+    assert not decision.fresh
+    assert with_cuda.run().steps == 0  # nothing recompiled
+    assert {p: p.stat().st_mtime_ns for p in objects} == objects
+
+    other_cxx = shutil.which("g++") or shutil.which("c++")
+    decision = driver(project, {"CUDACXX": str(fake_nvcc), "CXX": other_cxx}).configure_decision()
+    assert decision.fresh and f"environment CXX changed: unset → '{other_cxx}'" in decision.reasons
+
+
 def test_cmake_fresh_deletes_cache_and_cmakefiles(project):
     driver(project).run()
     marker = project / "build" / "CMakeFiles" / "marker"

@@ -38,10 +38,6 @@ def package_version() -> str:
     return txt.read_text().strip() if txt.exists() else "0+unknown"
 
 
-def _base(version: str) -> str:
-    return version.split("+", 1)[0]
-
-
 def library_distribution_root() -> Optional[Path]:
     try:
         spec = importlib.util.find_spec(LIBRARY_DISTRIBUTION)
@@ -75,10 +71,12 @@ def _check_library_version(root: Path) -> None:
     except importlib.metadata.PackageNotFoundError:
         return  # a source-tree libtensorlet directory has no metadata to compare
     mine = package_version()
-    if _base(lib_version) != _base(mine):
+    # The same exact version the wheel pins (local label included): the bindings were
+    # compiled against that build's headers, and any other build may differ in ABI.
+    if lib_version != mine:
         raise ImportError(
             f"tensorlet {mine} needs the matching native libraries, but {LIBRARY_DISTRIBUTION} {lib_version} is "
-            f"installed (at {root}). Install the matching version: pip install {LIBRARY_DISTRIBUTION}=={_base(mine)}")
+            f"installed (at {root}). Install the matching version: pip install '{LIBRARY_DISTRIBUTION}=={mine}'")
 
 
 def load() -> NativeLibraries:
@@ -95,7 +93,7 @@ def load() -> NativeLibraries:
         searched = ", ".join(str(r / "lib") for _, r in candidates)
         raise ImportError(
             f"tensorlet could not find its native library {CORE_LIBRARY} (searched: {searched}). It is provided by "
-            f"the distribution '{LIBRARY_DISTRIBUTION}': pip install {LIBRARY_DISTRIBUTION}=={_base(package_version())}"
+            f"the distribution '{LIBRARY_DISTRIBUTION}': pip install '{LIBRARY_DISTRIBUTION}=={package_version()}'"
             " -- or, in a source checkout, build in place through buildkit: `buildkit develop examples/tensorlet` "
             "(or `python setup.py develop` in examples/tensorlet).")
     if libs.source == LIBRARY_DISTRIBUTION:

@@ -4,9 +4,12 @@ examples/tensorlet). Tests that need the native build skip with the reason when
 `tensorlet._C` can't be imported; the codegen tests always run.
 
 `full_build` (session scope) is the one other build of tensorlet a test run
-makes: a copy of the sources built through buildkit with every optional part on
-(CUDA for one architecture, BLAS, the profiler, the functional component);
-test_components.py and test_cuda.py test it."""
+makes, in a copy of the sources at the same git commit. It first builds the CPU
+wheel with the README's default options and SOURCE_DATE_EPOCH (test_reproducible.py
+compares it byte for byte with the in-place build's), then turns every optional
+part on (CUDA for one architecture, BLAS, the profiler, the functional component)
+in the same folder, which compiles only what those parts add;
+test_components.py, test_cuda.py and test_wheels.py test that build."""
 
 from __future__ import annotations
 
@@ -74,12 +77,26 @@ def compile_extension(source: Path, out: Path) -> Path:
 
 # ---- the feature-complete build (session scope) ---------------------------------------
 # Besides the in-place CPU build the tests import, a test run builds tensorlet once
-# more, through buildkit, with everything optional on. Only this fixture builds it.
+# more, through buildkit: first with the default options, then with everything
+# optional on. Only this fixture builds it.
 FULL_BUILD_OPTIONS = {"USE_CUDA": "ON", "TENSORLET_CUDA_ARCH_LIST": "8.0", "USE_BLAS": "ON", "USE_TLPROF": "ON",
                       "BUILD_FUNCTIONAL": "ON"}
+# The reproducibility builds' timestamp (2023-11-14).
+SOURCE_DATE_EPOCH = "1700000000"
 # Variables that would steer a build: the full build sets its own, nothing leaks in.
 _STEERING = ("BUILD_", "USE_", "CMAKE_", "TENSORLET_", "MAX_JOBS", "DEBUG", "REL_WITH_DEB_INFO", "VERBOSE", "PIP_",
-             "BUILDKIT_", "VIRTUAL_ENV", "PYTHONPATH")
+             "BUILDKIT_", "VIRTUAL_ENV", "PYTHONPATH", "SOURCE_DATE_EPOCH")
+_STEERING_NAMES = {"CC", "CXX", "CUDACXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CUDAFLAGS"}
+# Cache entries that decide what the CPU wheel holds: the in-place build and the copy's
+# first phase must agree on them before their wheels can be compared.
+WHEEL_DEFINING_ENTRIES = ("CMAKE_BUILD_TYPE", "BUILDKIT_WHEEL_MODE", "USE_OPENMP", "USE_BLAS", "USE_CUDA", "USE_TLPROF",
+                          "BUILD_FUNCTIONAL", "TENSORLET_CPU_VARIANTS")
+
+
+def steering_free_env(**overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_STEERING) and k not in _STEERING_NAMES}
+    env.update(overrides)
+    return env
 
 
 def copy_sources(target: Path) -> Path:
@@ -98,6 +115,25 @@ def copy_sources(target: Path) -> Path:
     return target
 
 
+def git_head(folder: Path) -> str | None:
+    done = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=folder, capture_output=True,
+                          text=True) if shutil.which("git") else None
+    return done.stdout.strip() if done and done.returncode == 0 else None
+
+
+def copy_at_same_commit(base: Path) -> Path:
+    """tensorlet's sources under base/repo/examples/tensorlet. In a git checkout base/repo
+    is a shared clone without a checkout whose HEAD is this checkout's: `git rev-parse
+    HEAD` (the version label, tensorlet-config's sha) answers the same in both folders,
+    as in two CI jobs that clone one commit."""
+    repo = base / "repo"
+    if sha := git_head(ROOT):
+        if not (repo / ".git").is_dir():
+            run(["git", "clone", "--quiet", "--shared", "--no-checkout", ROOT.parents[1], repo])
+        run(["git", "-C", repo, "update-ref", "--no-deref", "HEAD", sha])
+    return copy_sources(repo / "examples" / "tensorlet")
+
+
 def overlay_venv(path: Path) -> Path:
     """A pip-less venv that sees this interpreter's packages (buildkit, setuptools, numpy)
     but installs into its own site-packages: the editable registration and console
@@ -112,15 +148,56 @@ def overlay_venv(path: Path) -> Path:
     return python
 
 
-class FullBuild:
-    """A copy of tensorlet built by `buildkit develop` in an overlay venv with FULL_BUILD_OPTIONS."""
+def ninja_entries(build_dir: Path) -> dict[str, tuple[str, str]]:
+    """.ninja_log: output -> (mtime, command hash) of the last time ninja ran its edge."""
+    log = build_dir / ".ninja_log"
+    entries = {}
+    for line in (log.read_text().splitlines()[1:] if log.exists() else []):
+        parts = line.split("\t")
+        if len(parts) >= 5:
+            entries[parts[3]] = (parts[2], parts[4])
+    return entries
 
-    def __init__(self, root: Path, python: Path, env: dict[str, str], seconds: float, log: str) -> None:
-        self.root, self.python, self.env, self.seconds, self.log = root, python, env, seconds, log
+
+def compiled_since(before: dict[str, tuple[str, str]], build_dir: Path) -> list[str]:
+    """The object files ninja compiled since `before` was read."""
+    return sorted(out for out, entry in ninja_entries(build_dir).items()
+                  if out.endswith(".o") and before.get(out) != entry)
+
+
+def wheel_defining_entries(build_dir: Path) -> dict[str, str | None]:
+    from buildkit.cmake_cache import CMakeCache
+
+    cache = CMakeCache.read(build_dir)
+    return {name: cache.get_value(name) for name in WHEEL_DEFINING_ENTRIES}
+
+
+class FullBuild:
+    """A copy of tensorlet built by buildkit in an overlay venv: its CPU wheel first, then
+    `buildkit develop` with FULL_BUILD_OPTIONS in the same build folder."""
+
+    def __init__(self, root: Path, python: Path, env: dict[str, str]) -> None:
+        self.root, self.python, self.env = root, python, env
         self.package = root / "tensorlet"
         self.build_dir = root / "build"
         self.cuda_requested = env.get("USE_CUDA") == "ON"
+        self.cpu_wheel: Path | None = None
+        self.cpu_entries: dict[str, str | None] = {}
+        self.compiled: dict[str, list[str]] = {}  # phase -> object files compiled
+        self.seconds: dict[str, float] = {}
+        self.log = ""
         self._wheel: Path | None = None
+
+    def phase(self, name: str, command: list, env: dict[str, str]) -> subprocess.CompletedProcess:
+        import time
+
+        before = ninja_entries(self.build_dir)
+        start = time.perf_counter()
+        result = run(command, cwd=self.root, env=env)
+        self.seconds[name] = time.perf_counter() - start
+        self.compiled[name] = compiled_since(before, self.build_dir)
+        self.log += result.stdout + result.stderr
+        return result
 
     def python_run(self, code: str, check: bool = True) -> subprocess.CompletedProcess:
         """`python -c code` in the overlay venv, outside the copy: tensorlet comes from the registration."""
@@ -147,29 +224,35 @@ class FullBuild:
 
 @pytest.fixture(scope="session")
 def full_build(tmp_path_factory) -> FullBuild:
-    """The second (and last) build of tensorlet in a test run: every optional component on.
+    """The second (and last) build of tensorlet in a test run.
 
     TENSORLET_FULL_BUILD_DIR keeps the copy and its build folder between runs (local
     iteration); by default it lives in the session's temporary folder."""
     if not have_tool("cmake") or not have_tool("ninja"):
         pytest.skip("cmake/ninja not available")
-    import time
-
     kept = os.environ.get("TENSORLET_FULL_BUILD_DIR")
     base = Path(kept) if kept else tmp_path_factory.mktemp("tensorlet-full")
     base.mkdir(parents=True, exist_ok=True)
-    root = copy_sources(base / "tensorlet")
+    root = copy_at_same_commit(base)
     python = overlay_venv(base / "venv")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_STEERING)}
-    env.update(FULL_BUILD_OPTIONS, PATH=f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-               VIRTUAL_ENV=str(python.parent.parent))
+    venv_vars = {"PATH": f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+                 "VIRTUAL_ENV": str(python.parent.parent)}
+    env = steering_free_env(**FULL_BUILD_OPTIONS, **venv_vars)
     if nvcc_path() is None:  # still build everything else; the CUDA tests skip
         env["USE_CUDA"] = "OFF"
     else:
         env["CUDACXX"] = nvcc_path()
-    start = time.perf_counter()
-    result = run([python, "-m", "buildkit", "develop", root], cwd=base, env=env)
-    return FullBuild(root, python, env, time.perf_counter() - start, result.stdout + result.stderr)
+    build = FullBuild(root, python, env)
+
+    # 1. The CPU wheel, with the options the README's in-place build uses.
+    shutil.rmtree(base / "cpu-wheel", ignore_errors=True)
+    build.phase("cpu wheel", [python, "setup.py", "-q", "bdist_wheel", "--dist-dir", base / "cpu-wheel"],
+                steering_free_env(SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH, **venv_vars))
+    (build.cpu_wheel,) = (base / "cpu-wheel").glob("tensorlet-*.whl")
+    build.cpu_entries = wheel_defining_entries(build.build_dir)
+    # 2. Everything optional on, in the same folder.
+    build.phase("everything on", [python, "-m", "buildkit", "develop", root], env)
+    return build
 
 
 # ---- what a CUDA library embeds ----------------------------------------------------------

@@ -92,7 +92,7 @@ def test_missing_library_names_the_distribution(tmp_path):
     res = _import(tmp_path)
     assert res.returncode != 0
     assert "ImportError" in res.stderr and "libtensorlet.so" in res.stderr
-    assert f"pip install libtensorlet=={tl.__version__.split('+')[0]}" in res.stderr
+    assert f"pip install 'libtensorlet=={tl.__version__}'" in res.stderr
     assert "`buildkit develop examples/tensorlet`" in res.stderr  # the only way to build a checkout
 
 
@@ -111,7 +111,7 @@ def _library_distribution(root: Path, version: str | None) -> None:
 
 def test_split_install_uses_the_library_distribution(tmp_path):
     _copy_python_package(tmp_path, with_native=True)
-    _library_distribution(tmp_path, tl.__version__.split("+")[0])
+    _library_distribution(tmp_path, tl.__version__)
     res = _import(tmp_path, textwrap.dedent("""
         import tensorlet, tensorlet.utils
         print(tensorlet._native.source, tensorlet.utils.cmake_prefix_path)
@@ -129,7 +129,17 @@ def test_version_mismatch_is_an_import_error(tmp_path):
     res = _import(tmp_path)
     assert res.returncode != 0
     assert "libtensorlet 9.9.9 is installed" in res.stderr
-    assert f"pip install libtensorlet=={tl.__version__.split('+')[0]}" in res.stderr
+    assert f"pip install 'libtensorlet=={tl.__version__}'" in res.stderr
+
+
+def test_another_build_of_the_same_release_is_a_mismatch_too(tmp_path):
+    """The wheel pins libtensorlet to its exact version, local label included: the
+    bindings were compiled against that build's headers."""
+    _copy_python_package(tmp_path, with_native=True)
+    other = tl.__version__.split("+")[0] + "+other.build"
+    _library_distribution(tmp_path, other)
+    res = _import(tmp_path)
+    assert res.returncode != 0 and f"libtensorlet {other} is installed" in res.stderr
 
 
 def test_cuda_is_optional_on_cpu():

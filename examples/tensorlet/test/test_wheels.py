@@ -2,17 +2,21 @@
 built from ONE build folder, installed into fresh venvs; and the CI configuration
 that builds them (ci/wheels.yml, [tool.cibuildwheel]).
 
-The wheels come from the session's `full_build` folder, reconfigured in place:
-full -> library-only -> python-only -> full again. Switching the mode never
-recompiles libtensorlet (its object files are checked); python-only compiles only
-the bindings (libtensorlet_python, _functional_C) against the installed libtensorlet,
-and the switch back to full compiles them once more. So tensorlet is still compiled
-only twice per test run (the in-place CPU build and `full_build`)."""
+The split wheels come from `buildkit wheels` run on the session's `full_build`
+folder, as ci/wheels.yml runs it: `--kind library`, then `--kind python` against
+that library wheel, each built in a fresh venv from the run's wheelhouse, repaired
+with auditwheel, audited and smoke-tested. Switching the mode never recompiles
+libtensorlet (its object files are checked); python-only compiles only the
+bindings against the installed libtensorlet, and the switch back to full compiles
+them once more. So tensorlet is still compiled only twice per test run (the
+in-place CPU build and `full_build`)."""
 
 from __future__ import annotations
 
 import json
 import os
+import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -24,11 +28,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, have_tool, run, tool
+from buildkit.version import resolve_version
+from conftest import ROOT, compiled_since, have_tool, ninja_entries, run, tool
 
 REPO = ROOT.parents[1]
 CI = ROOT / "ci"
-VERSION = (ROOT / "version.txt").read_text().strip()
+# version.txt plus the git label: the full_build copy sits at this checkout's commit.
+VERSION = resolve_version(ROOT).version
 PROBE = """
 import json, tensorlet as tl, tensorlet.utils
 x = tl.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -110,16 +116,6 @@ def test_ci_workflow_and_cibuildwheel_run_real_commands():
 
 
 # ---- the three wheels from one build folder (slow) ----------------------------------------
-def _ninja_entries(build_dir: Path) -> dict[str, tuple[str, str]]:
-    """.ninja_log: output -> (mtime, command hash) of the last time ninja ran its edge."""
-    entries = {}
-    for line in (build_dir / ".ninja_log").read_text().splitlines()[1:]:
-        parts = line.split("\t")
-        if len(parts) >= 5:
-            entries[parts[3]] = (parts[2], parts[4])
-    return entries
-
-
 def _core_objects(build_dir: Path) -> dict[str, int]:
     found = {}
     for target in CORE_TARGETS:
@@ -129,53 +125,57 @@ def _core_objects(build_dir: Path) -> dict[str, int]:
 
 
 class Step:
-    """One build in the full_build folder: what ninja ran, and whether the core changed."""
+    """One build in the full_build folder: what it compiled, and whether the core changed."""
 
-    def __init__(self, full_build, label: str, command: list, extra_env: dict[str, str]) -> None:
+    def __init__(self, full_build, label: str, command: list) -> None:
         build_dir = full_build.build_dir
-        before, objects = _ninja_entries(build_dir), _core_objects(build_dir)
-        env = {**full_build.env, **extra_env}
-        self.result = run(command, cwd=full_build.root, env=env)
-        after = _ninja_entries(build_dir)
+        before, objects = ninja_entries(build_dir), _core_objects(build_dir)
+        # COLUMNS: rich wraps the summary table at 80 columns otherwise.
+        self.result = run(command, cwd=full_build.root, env={**full_build.env, "COLUMNS": "200"})
+        self.output = self.result.stdout + self.result.stderr
         self.label = label
-        self.ran = sorted(out for out, entry in after.items() if before.get(out) != entry)
-        self.compiled = [out for out in self.ran if out.endswith(".o")]
+        self.compiled = compiled_since(before, build_dir)
         self.core_unchanged = objects == _core_objects(build_dir) and bool(objects)
 
 
 @pytest.fixture(scope="module")
-def wheels(full_build, tmp_path_factory):
-    """full, library-only and python-only wheels from the full_build folder, which ends
-    back in full mode (the other tests of the session use it)."""
-    if shutil.which("ninja") is None and not have_tool("ninja"):
-        pytest.skip("ninja not available")
+def tensorlet_wheelhouse(request, tmp_path_factory) -> Path:
+    """The run's wheelhouse (buildkit's wheel, its dependencies, pyyaml, numpy): the
+    repository's conftest.py makes it when pytest runs from the repository root; run
+    from examples/tensorlet, this module makes its own the same way."""
+    try:
+        return request.getfixturevalue("wheelhouse")
+    except pytest.FixtureLookupError:
+        sys.path.insert(0, str(REPO / "tests"))
+        from buildkit_testing import make_wheelhouse
+
+        return make_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
+
+
+@pytest.fixture(scope="module")
+def wheels(full_build, tensorlet_wheelhouse, tmp_path_factory):
+    """The full wheel, and the library and python wheels of `buildkit wheels`, from the
+    full_build folder, which ends back in full mode (the other tests of the session use it)."""
     out = tmp_path_factory.mktemp("tensorlet-wheels")
     full = full_build.wheel()
-    python = full_build.python
-    setup = [python, "setup.py", "-q", "bdist_wheel", "--dist-dir"]
+    cli = [full_build.python, "-m", "buildkit", "wheels", full_build.root, "--out", out / "wheelhouse",
+           "--wheelhouse", tensorlet_wheelhouse]
     steps = {}
     try:
-        steps["library"] = Step(full_build, "library-only", [*setup, out / "library"], {"BUILD_LIBTORCH_WHL": "1"})
-        (library,) = (out / "library").glob("libtensorlet-*.whl")
-        # setup.py left libtensorlet.egg-info in the copy, which the editable registration
-        # puts on sys.path: it would pass for an installed libtensorlet (without its folder).
-        shutil.rmtree(full_build.root / "libtensorlet.egg-info", ignore_errors=True)
-        # The python-only build finds libtensorlet installed where it runs (the overlay venv).
-        run([python, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", "--no-index", library],
-            env=full_build.env)
-        steps["python"] = Step(full_build, "python-only", [*setup, out / "python"], {"BUILD_PYTHON_ONLY": "1"})
-        (python_wheel,) = (out / "python").glob("tensorlet-*.whl")
+        steps["library"] = Step(full_build, "library-only", [*cli, "--kind", "library"])
+        (library,) = (out / "wheelhouse").glob("libtensorlet-*.whl")
+        steps["python"] = Step(full_build, "python-only", [*cli, "--kind", "python"])
+        (python_wheel,) = (out / "wheelhouse").glob("tensorlet-*.whl")
     finally:
-        shutil.rmtree(full_build.root / "libtensorlet.egg-info", ignore_errors=True)
-        subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "libtensorlet"], env=full_build.env,
-                       capture_output=True)
-        steps["restore"] = Step(full_build, "full again", [python, "-m", "buildkit", "develop", full_build.root], {})
+        steps["restore"] = Step(full_build, "full again", [full_build.python, "-m", "buildkit", "develop",
+                                                           full_build.root])
     return {"full": full, "library": library, "python": python_wheel, "steps": steps, "out": out,
-            "full_build": full_build}
+            "full_build": full_build, "house": tensorlet_wheelhouse}
 
 
 def _names(wheel: Path) -> list[str]:
-    return zipfile.ZipFile(wheel).namelist()
+    """The files of a wheel (auditwheel's repair adds entries for folders too)."""
+    return [n for n in zipfile.ZipFile(wheel).namelist() if not n.endswith("/")]
 
 
 @pytest.mark.slow
@@ -189,13 +189,31 @@ def test_mode_switches_never_recompile_the_core(wheels):
         print(f"{step.label}: compiled {[Path(o).name for o in step.compiled]}")
     assert steps["library"].compiled == []
     compiled = {Path(o).name for o in steps["python"].compiled}
-    assert {"Module.cpp.o", "python_functions.cpp.o"} <= compiled, steps["python"].ran
+    assert {"Module.cpp.o", "python_functions.cpp.o"} <= compiled, steps["python"].compiled
+
+
+@pytest.mark.slow
+def test_buildkit_wheels_repaired_audited_and_smoke_tested_each_wheel(wheels):
+    for label in ("library", "python"):
+        out = wheels["steps"][label].output
+        assert "buildkit wheels" in out and "1 wheel(s) ready" in out, out[-3000:]
+        assert "auditwheel repair --plat manylinux_" in out
+        row = next(line for line in out.splitlines() if line.lstrip().startswith(("libtensorlet-", "tensorlet-")))
+        assert "ok (manylinux_" in row and row.rstrip().endswith("ok"), row  # audit, smoke
+    # The python-only repair excluded every library libtensorlet ships: nothing vendored twice.
+    python_out = wheels["steps"]["python"].output
+    for soname in ("libtensorlet.so", "libtensorlet_cuda.so", "libtensorlet_profiler.so"):
+        if f"libtensorlet/lib/{soname}" in _names(wheels["library"]):
+            assert f"--exclude={soname}" in python_out
+    assert not any(".libs/" in n for n in _names(wheels["python"]))
 
 
 @pytest.mark.slow
 def test_library_wheel_holds_only_the_cpp_side(wheels):
     wheel = wheels["library"]
-    assert wheel.name.startswith(f"libtensorlet-{VERSION}-py3-none-linux_"), wheel.name
+    # Repaired by `buildkit wheels`: a manylinux tag, and the libraries it needs vendored.
+    tag = rf"py3-none-manylinux_2_\d+_{platform.machine()}"
+    assert re.match(rf"libtensorlet-{re.escape(VERSION)}-{tag}\.whl$", wheel.name), wheel.name
     names = _names(wheel)
     for needed in ("libtensorlet/__init__.py", "libtensorlet/lib/libtensorlet.so",
                    "libtensorlet/include/tensorlet/tensorlet.h",
@@ -230,11 +248,11 @@ def test_python_wheel_holds_only_the_bindings_and_pins_the_library(wheels):
     assert not any(n.startswith("libtensorlet/") for n in full)
 
 
-def _wheelhouse(out: Path, name: str, *wheels: Path) -> Path:
-    """A folder for pip --find-links: the given wheels plus numpy from buildkit's test cache."""
+def _wheelhouse(out: Path, run_house: Path, name: str, *wheels: Path) -> Path:
+    """A folder for pip --find-links: the given wheels plus numpy from the run's wheelhouse."""
     house = out / name
     house.mkdir(exist_ok=True)
-    for wheel in [*wheels, *(REPO / ".wheelhouse").glob("numpy-*.whl")]:
+    for wheel in [*wheels, *run_house.glob("numpy-*.whl")]:
         shutil.copy2(wheel, house)
     return house
 
@@ -281,12 +299,10 @@ def _mismatched_library(library: Path, version: str, out: Path) -> Path:
 @pytest.mark.slow
 @pytest.mark.skipif(not have_tool("cmake"), reason="cmake not available")
 def test_wheels_install_and_run_in_a_fresh_venv(wheels, tmp_path):
-    if not list((REPO / ".wheelhouse").glob("numpy-*.whl")):
-        pytest.skip("no numpy wheel in the test wheelhouse (.wheelhouse); run buildkit's tests once")
     out = wheels["out"]
-    full_house = _wheelhouse(out, "house-full", wheels["full"])
-    split_house = _wheelhouse(out, "house-split", wheels["library"], wheels["python"])
-    numpy_only = _wheelhouse(out, "house-numpy")
+    full_house = _wheelhouse(out, wheels["house"], "house-full", wheels["full"])
+    split_house = _wheelhouse(out, wheels["house"], "house-split", wheels["library"], wheels["python"])
+    numpy_only = _wheelhouse(out, wheels["house"], "house-numpy")
     venv.EnvBuilder(with_pip=True, clear=True).create(tmp_path / "venv")  # the one venv, reused
     python = tmp_path / "venv" / "bin" / "python"
     here = tmp_path / "cwd"  # not the sources: import what was installed
@@ -317,14 +333,14 @@ def test_wheels_install_and_run_in_a_fresh_venv(wheels, tmp_path):
     _pip(python, "install", "-q", "--no-deps", wheels["python"])
     failed = _probe(python, here, check=False)
     assert failed.returncode != 0 and "ImportError" in failed.stderr
-    assert f"pip install libtensorlet=={VERSION}" in failed.stderr and "libtensorlet.so" in failed.stderr
+    assert f"pip install 'libtensorlet=={VERSION}'" in failed.stderr and "libtensorlet.so" in failed.stderr
 
     # (d) libtensorlet of another version: a clear error at import.
     _pip(python, "install", "-q", "--no-deps", _mismatched_library(wheels["library"], "0.0.9", out))
     mismatch = _probe(python, here, check=False)
     assert mismatch.returncode != 0 and "ImportError" in mismatch.stderr
     assert "libtensorlet 0.0.9 is installed" in mismatch.stderr
-    assert f"pip install libtensorlet=={VERSION}" in mismatch.stderr
+    assert f"pip install 'libtensorlet=={VERSION}'" in mismatch.stderr
 
 
 @pytest.mark.slow

@@ -337,6 +337,9 @@ def library_only_layout(files: Sequence[str], source_dir: Path, staging_dir: Pat
                           "Use a Python identifier such as 'libfoo'.")
     target = Path(staging_dir) / data_package
     shutil.rmtree(target, ignore_errors=True)  # drop files a previous build staged
+    # Nothing to stage yet when only metadata is asked for (PEP 517's
+    # get_requires_for_build_wheel in a folder last built in another mode).
+    target.mkdir(parents=True, exist_ok=True)
     for rel in files:
         dest = target / rel
         dest.parent.mkdir(parents=True, exist_ok=True)

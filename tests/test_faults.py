@@ -423,8 +423,13 @@ def _binary_garbage(data: bytes) -> bytes:
 
 
 def _garbage_block(data: bytes) -> bytes:
-    middle = len(data) // 2
-    return data[:middle] + random.Random(2).randbytes(512) + data[middle + 512:]
+    """Whole lines in the middle overwritten by one line of 512 random bytes. Without '='
+    (CMake reads `anything=value` as an entry), comment marks, line breaks or NUL (CMake
+    reads a line up to its first NUL), no part of it can pass for an entry."""
+    start = data.index(b"\n", len(data) // 2) + 1
+    end = data.index(b"\n", start + 512)
+    noise = bytes(b for b in random.Random(2).randbytes(4096) if b not in b"=#/\n\r\0")[:512]
+    return data[:start] + noise + data[end:]
 
 
 DAMAGE = {

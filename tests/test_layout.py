@@ -263,6 +263,13 @@ def test_library_only_layout_stages_its_own_package(pkg: Path, tmp_path: Path) -
         library_only_layout(chosen, pkg, stage, "lib-foo")
 
 
+def test_library_only_layout_without_files_yet(pkg: Path, tmp_path: Path) -> None:
+    """Metadata hooks run before anything is built: an empty, importable package."""
+    layout = library_only_layout([], pkg, tmp_path / "never-made", "libfoo")
+    assert layout.package_data == {"libfoo": []}
+    assert [p.name for p in (tmp_path / "never-made" / "libfoo").iterdir()] == ["__init__.py"]
+
+
 # --- a real wheel --------------------------------------------------------------------
 
 SETUP_PY = textwrap.dedent("""

@@ -6,7 +6,8 @@ import sys
 
 
 def _git_version() -> str | None:
-    # buildkit rewrites version.py on every build; _build_config.py only at configure.
+    # buildkit rewrites version.py on every build (CMake would know only the commit of
+    # the last configure).
     try:
         from tensorlet.version import git_version  # type: ignore[import-not-found]
     except ImportError:
@@ -25,7 +26,7 @@ def build_info() -> dict:
     get = (lambda k, d=None: getattr(bc, k, d)) if bc else (lambda k, d=None: d)
     return {
         "version": tensorlet.__version__,
-        "git_sha": _git_version() or get("git_sha", "unknown"),
+        "git_sha": _git_version() or "unknown",
         "build_type": get("build_type", "unknown"),
         "cuda": bool(get("cuda", False)),
         "cuda_archs": get("cuda_archs", ""),

@@ -1,6 +1,8 @@
 """benchmarks/kernels.py (at the repository root) in its --smoke mode: every row
 runs and checks its result against NumPy, on the in-place build and on the
-session's full build (USE_BLAS: the BLAS row and the run-time BLAS switch)."""
+session's full build (USE_BLAS: the BLAS row and the run-time BLAS switch); and
+benchmarks/cuda_kernels.py, which measures only where a GPU exists and says why
+it measured nothing elsewhere."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 from conftest import ROOT, requires_build, run
 
 SCRIPT = ROOT.parents[1] / "benchmarks" / "kernels.py"
+CUDA_SCRIPT = SCRIPT.with_name("cuda_kernels.py")
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="benchmarks/kernels.py is not in this checkout")
 
 
@@ -31,3 +34,28 @@ def test_smoke_with_blas(full_build):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "BLAS=ON" in result.stdout and "| matmul 64 (USE_BLAS)" in result.stdout
     assert "| matmul 64 (own kernel)" in result.stdout and "no run-time BLAS switch" not in result.stderr
+
+
+@requires_build
+def test_cuda_benchmark_says_why_the_cpu_build_measures_nothing():
+    result = run([sys.executable, CUDA_SCRIPT, "--smoke", "--tensorlet", ROOT], timeout=300)
+    import tensorlet.config
+
+    if not tensorlet.config.build_info()["cuda"]:
+        assert "no CUDA device to measure on (tensorlet was built without CUDA)" in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.cuda
+def test_cuda_benchmark_on_the_cuda_build(full_build):
+    """Without a GPU: exit 0 and the reason. With one: every row measured and checked."""
+    if not full_build.build_config()["cuda"]:
+        pytest.skip("the full build has no CUDA (nvcc not found)")
+    result = subprocess.run([full_build.python, CUDA_SCRIPT, "--smoke", "--tensorlet", full_build.root],
+                            env=full_build.env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    if "no CUDA device to measure on" in result.stdout:
+        assert "built without CUDA" not in result.stdout  # libtensorlet_cuda loaded; the device is missing
+        return
+    for row in ("copy (baseline)", "add", "sum", "mul"):
+        assert f"| {row} |" in result.stdout, result.stdout

@@ -95,6 +95,8 @@ def test_cuda_build_imports_on_a_cpu_only_machine(full_build):
     assert built == "True" or "libcudart" in error
     if not GPU_PRESENT:
         assert (available, count) == ("False", "0")
+        failed = full_build.python_run("import tensorlet as tl; tl.cuda.synchronize()", check=False)
+        assert failed.returncode != 0 and "RuntimeError: CUDA is not available" in failed.stderr, failed.stderr
 
 
 GPU_KERNELS = """
@@ -117,6 +119,31 @@ m = rng.standard_normal((17, 9)).astype(dtype)
 np.testing.assert_allclose(tl.mm(ca, tl.from_numpy(m).cuda()).cpu().numpy(), a @ m, rtol=1e-4, atol=1e-4)
 z = tl.zeros(4, device="cuda").fill_(3.0)
 assert z.cpu().tolist() == [3.0] * 4
+# The contiguous fast paths: 16-byte packs plus a tail, one-element packs for views that
+# start off a 16-byte boundary, and the strided kernels for broadcasting and permutes.
+for n in (1, 3, 4, 1000, 1000003):
+    x, y = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    cx, cy = tl.from_numpy(x).cuda(), tl.from_numpy(y).cuda()
+    np.testing.assert_allclose(tl.add(cx, cy, alpha=3).cpu().numpy(), x + 3 * y, rtol=1e-5)
+    np.testing.assert_allclose((cx * cy).cpu().numpy(), x * y, rtol=1e-5)
+    np.testing.assert_allclose((cx[1:] + cy[:-1]).cpu().numpy(), x[1:] + y[:-1], rtol=1e-5)
+    np.testing.assert_allclose(cx[1:].sum().cpu().item(), x[1:].sum(), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(cx.sum().cpu().item(), x.sum(), rtol=1e-4, atol=1e-3)
+    out = tl.empty(n, device="cuda", dtype=getattr(tl, dtype))
+    tl.mul(cx, cy, out=out)
+    np.testing.assert_allclose(out.cpu().numpy(), x * y, rtol=1e-5)
+    dst = tl.empty(n, device="cuda", dtype=getattr(tl, dtype))
+    assert dst.copy_(cx).cpu().numpy().tolist() == x.tolist()
+    cx.add_(cy)
+    np.testing.assert_allclose(cx.cpu().numpy(), x + y, rtol=1e-5)
+t = tl.from_numpy(a).cuda()
+np.testing.assert_allclose((t.transpose(0, 1) + t.transpose(0, 1)).cpu().numpy(), (a + a).T, rtol=1e-5)
+np.testing.assert_allclose(tl.empty((17, 33), device="cuda", dtype=getattr(tl, dtype)).copy_(t.transpose(0, 1)).cpu().numpy(),
+                           a.T)
+np.testing.assert_allclose((t + 1.5).cpu().numpy(), a + 1.5, rtol=1e-5)
+assert tl.empty(0, device="cuda", dtype=getattr(tl, dtype)).sum().cpu().item() == 0.0
+tl.cuda.synchronize()
+assert tl.cuda.get_device_name()
 try:
     ca.exp()
 except NotImplementedError as e:

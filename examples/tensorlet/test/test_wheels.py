@@ -160,17 +160,30 @@ def wheels(full_build, tensorlet_wheelhouse, tmp_path_factory):
     full = full_build.wheel()
     cli = [full_build.python, "-m", "buildkit", "wheels", full_build.root, "--out", out / "wheelhouse",
            "--wheelhouse", tensorlet_wheelhouse]
+    # The same three through PEP 517 (`python -m build --wheel`), the mode as a config setting.
+    def pep517(mode: str, *settings: str) -> list:
+        return [full_build.python, "-m", "build", "--wheel", "--no-isolation", "--outdir", out / "pep517" / mode,
+                *settings]
+
     steps = {}
     try:
         steps["library"] = Step(full_build, "library-only", [*cli, "--kind", "library"])
         (library,) = (out / "wheelhouse").glob("libtensorlet-*.whl")
         steps["python"] = Step(full_build, "python-only", [*cli, "--kind", "python"])
         (python_wheel,) = (out / "wheelhouse").glob("tensorlet-*.whl")
+        steps["pep517 library"] = Step(full_build, "library-only (PEP 517)", pep517("library", "-C", "BUILD_LIBTORCH_WHL=1"))
+        # --no-isolation: the python-only build finds libtensorlet installed in the overlay venv.
+        run([full_build.python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", library], env=full_build.env)
+        steps["pep517 python"] = Step(full_build, "python-only (PEP 517)", pep517("python", "-C", "BUILD_PYTHON_ONLY=1"))
+        steps["pep517 full"] = Step(full_build, "full (PEP 517)", pep517("full"))
     finally:
+        subprocess.run([str(full_build.python), "-m", "pip", "uninstall", "-q", "-y", "libtensorlet"],
+                       env=full_build.env, capture_output=True)
         steps["restore"] = Step(full_build, "full again", [full_build.python, "-m", "buildkit", "develop",
                                                            full_build.root])
     return {"full": full, "library": library, "python": python_wheel, "steps": steps, "out": out,
-            "full_build": full_build, "house": tensorlet_wheelhouse}
+            "full_build": full_build, "house": tensorlet_wheelhouse, "pep517": {mode: next((out / "pep517" / mode).glob("*.whl"))
+                                                                  for mode in ("library", "python", "full")}}
 
 
 def _names(wheel: Path) -> list[str]:
@@ -187,7 +200,7 @@ def test_mode_switches_never_recompile_the_core(wheels):
             f"{step.label} compiled more than the bindings: {step.compiled}"
     for step in steps.values():  # shown with -rP: what each mode switch compiled
         print(f"{step.label}: compiled {[Path(o).name for o in step.compiled]}")
-    assert steps["library"].compiled == []
+    assert steps["library"].compiled == [] and steps["pep517 library"].compiled == []
     compiled = {Path(o).name for o in steps["python"].compiled}
     assert {"Module.cpp.o", "python_functions.cpp.o"} <= compiled, steps["python"].compiled
 
@@ -206,6 +219,22 @@ def test_buildkit_wheels_repaired_audited_and_smoke_tested_each_wheel(wheels):
         if f"libtensorlet/lib/{soname}" in _names(wheels["library"]):
             assert f"--exclude={soname}" in python_out
     assert not any(".libs/" in n for n in _names(wheels["python"]))
+
+
+@pytest.mark.slow
+def test_pep517_builds_the_same_three_wheels(wheels):
+    """`python -m build --wheel` with -C BUILD_LIBTORCH_WHL=1 / BUILD_PYTHON_ONLY=1 / nothing
+    gives the wheels `setup.py bdist_wheel` gives (what auditwheel adds aside)."""
+    by_kind = wheels["pep517"]
+
+    def files(wheel: Path) -> set[str]:
+        return {n for n in _names(wheel) if ".libs/" not in n and ".dist-info/" not in n}
+
+    for kind in ("library", "python", "full"):
+        assert files(by_kind[kind]) == files(wheels[kind]), kind
+    assert by_kind["library"].name.endswith("-py3-none-linux_x86_64.whl".replace("x86_64", platform.machine()))
+    metadata = zipfile.ZipFile(by_kind["python"]).read(f"tensorlet-{VERSION}.dist-info/METADATA").decode()
+    assert f"Requires-Dist: libtensorlet=={VERSION}" in metadata
 
 
 @pytest.mark.slow

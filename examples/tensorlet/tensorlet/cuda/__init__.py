@@ -32,3 +32,26 @@ def is_available() -> bool:
 
 def device_count() -> int:
     return _device_count()
+
+
+def _library():
+    if _native.cuda is None or not is_available():
+        raise RuntimeError(f"CUDA is not available ({_native.cuda_error or 'no CUDA device'})")
+    return _native.cuda
+
+
+def get_device_name() -> str:
+    """The current CUDA device's name, as the driver reports it."""
+    fn = _library().tensorlet_cuda_device_name
+    fn.restype = ctypes.c_char_p
+    return fn().decode()
+
+
+def synchronize() -> None:
+    """Wait until every queued CUDA kernel and copy has finished (kernels are
+    asynchronous: timing them, or seeing their errors, needs this)."""
+    fn = _library().tensorlet_cuda_synchronize
+    fn.restype = ctypes.c_char_p
+    error = fn()
+    if error is not None:
+        raise RuntimeError(f"CUDA error: {error.decode()}")

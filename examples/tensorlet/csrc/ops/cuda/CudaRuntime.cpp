@@ -1,5 +1,6 @@
 // libtensorlet_cuda's host side: the CUDA allocator (registered when this
-// library is loaded) and the device query used by tensorlet.cuda.is_available().
+// library is loaded), and the device query and synchronization tensorlet.cuda
+// calls through ctypes.
 #include <cuda_runtime.h>
 
 #include "core/Allocator.h"
@@ -44,4 +45,22 @@ extern "C" __attribute__((visibility("default"))) int tensorlet_cuda_device_coun
     return 0;
   }
   return n;
+}
+
+// nullptr once every queued kernel and copy has finished, else CUDA's message for the
+// first error (kernels run asynchronously: their faults surface here).
+extern "C" __attribute__((visibility("default"))) const char* tensorlet_cuda_synchronize(void) {
+  cudaError_t err = cudaDeviceSynchronize();
+  return err == cudaSuccess ? nullptr : cudaGetErrorString(err);
+}
+
+// The current device's name ("NVIDIA H100 80GB HBM3"), or "" when it cannot be queried.
+extern "C" __attribute__((visibility("default"))) const char* tensorlet_cuda_device_name(void) {
+  static thread_local cudaDeviceProp props;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&props, device) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  return props.name;
 }

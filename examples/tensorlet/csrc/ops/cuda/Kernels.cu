@@ -2,6 +2,9 @@
 // the host wrappers registered for the CUDA key (generated/RegisterCUDA.cpp).
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
 #include "ops/TensorIterator.h"
@@ -47,20 +50,93 @@ __global__ void binary_kernel(T* out, const T* a, const T* b, Geometry g, int64_
   out[offset_of(g, 0, i)] = Mul ? x * y : x + alpha * y;
 }
 
+// ---- contiguous fast paths: no index arithmetic, 16-byte loads and stores -------------
+// Bandwidth-bound kernels reach the memory system's peak only with wide accesses and
+// no per-element div/mod; the strided kernels above stay for views and broadcasting.
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
 template <typename T>
-__global__ void sum_partial_kernel(const T* in, T* partial, int64_t n) {
-  __shared__ T cache[kThreads];
-  T acc = 0;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    acc += in[i];
-  cache[threadIdx.x] = acc;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) cache[threadIdx.x] += cache[threadIdx.x + s];
-    __syncthreads();
+constexpr int kPack = 16 / sizeof(T);  // float4 / double2
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+__device__ inline int64_t thread_index() { return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; }
+__device__ inline int64_t thread_count() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+
+// Grid-stride loops over V-element packs, then the tail element by element. V is 1
+// when an operand is not 16-byte aligned (a view with a storage offset).
+template <typename T, int V, bool Mul>
+__global__ void binary_contiguous_kernel(T* out, const T* a, const T* b, int64_t n, T alpha) {
+  using P = Pack<T, V>;
+  const int64_t packs = n / V;
+  for (int64_t i = thread_index(); i < packs; i += thread_count()) {
+    P x = reinterpret_cast<const P*>(a)[i], y = reinterpret_cast<const P*>(b)[i], r;
+#pragma unroll
+    for (int j = 0; j < V; ++j) r.v[j] = Mul ? x.v[j] * y.v[j] : x.v[j] + alpha * y.v[j];
+    reinterpret_cast<P*>(out)[i] = r;
   }
-  if (threadIdx.x == 0) partial[blockIdx.x] = cache[0];
+  for (int64_t i = packs * V + thread_index(); i < n; i += thread_count())
+    out[i] = Mul ? a[i] * b[i] : a[i] + alpha * b[i];
+}
+
+template <typename T>
+__device__ T warp_sum(T v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// One partial sum per block: per-thread sums over packs, then warp shuffles, then the
+// block's warps. Called twice: over the input, then (one block) over the partials.
+template <typename T, int V>
+__global__ void sum_kernel(const T* in, T* partial, int64_t n) {
+  using P = Pack<T, V>;
+  T acc = 0;
+  const int64_t packs = n / V;
+  for (int64_t i = thread_index(); i < packs; i += thread_count()) {
+    P x = reinterpret_cast<const P*>(in)[i];
+#pragma unroll
+    for (int j = 0; j < V; ++j) acc += x.v[j];
+  }
+  for (int64_t i = packs * V + thread_index(); i < n; i += thread_count()) acc += in[i];
+  __shared__ T warp_totals[kThreads / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  acc = warp_sum(acc);
+  if (lane == 0) warp_totals[warp] = acc;
+  __syncthreads();
+  if (warp == 0) {
+    acc = lane < static_cast<int>(blockDim.x / 32) ? warp_totals[lane] : T(0);
+    acc = warp_sum(acc);
+    if (lane == 0) partial[blockIdx.x] = acc;
+  }
+}
+
+// Enough blocks to fill every SM several times over; more only adds scheduling.
+int grid_for(int64_t work_items) {
+  int device = 0, sms = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  const int64_t cap = static_cast<int64_t>(std::max(sms, 1)) * 8;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(cap, blocks_for(work_items, kThreads))));
+}
+
+template <typename T, bool Mul>
+void launch_binary_contiguous(T* out, const T* a, const T* b, int64_t n, T alpha) {
+  constexpr int V = kPack<T>;
+  if (aligned16(out) && aligned16(a) && aligned16(b))
+    binary_contiguous_kernel<T, V, Mul><<<grid_for((n + V - 1) / V), kThreads>>>(out, a, b, n, alpha);
+  else
+    binary_contiguous_kernel<T, 1, Mul><<<grid_for(n), kThreads>>>(out, a, b, n, alpha);
+}
+
+template <typename T>
+void launch_sum(const T* in, T* partial, T* out, int64_t n, int blocks) {
+  constexpr int V = kPack<T>;
+  if (aligned16(in)) sum_kernel<T, V><<<blocks, kThreads>>>(in, partial, n);
+  else sum_kernel<T, 1><<<blocks, kThreads>>>(in, partial, n);
+  sum_kernel<T, 1><<<1, kThreads>>>(partial, out, blocks);
 }
 
 constexpr int kTile = 16;
@@ -123,6 +199,17 @@ Tensor binary(bool mul, const Tensor& self, const Tensor& other, const Scalar& a
   }
   int64_t n = out.numel();
   if (n == 0) return out;
+  if (out.is_contiguous() && a.is_contiguous() && b.is_contiguous()) {  // same shape, same layout
+    if (dt == ScalarType::Float) {
+      if (mul) launch_binary_contiguous<float, true>(out.data<float>(), a.data<float>(), b.data<float>(), n, 1.0f);
+      else launch_binary_contiguous<float, false>(out.data<float>(), a.data<float>(), b.data<float>(), n, alpha.to<float>());
+    } else {
+      if (mul) launch_binary_contiguous<double, true>(out.data<double>(), a.data<double>(), b.data<double>(), n, 1.0);
+      else launch_binary_contiguous<double, false>(out.data<double>(), a.data<double>(), b.data<double>(), n, alpha.to<double>());
+    }
+    check(cudaGetLastError(), mul ? "mul kernel" : "add kernel");
+    return out;
+  }
   Geometry g = geometry({&out, &a, &b});
   if (dt == ScalarType::Float) {
     auto k = mul ? binary_kernel<float, true> : binary_kernel<float, false>;
@@ -170,6 +257,11 @@ Tensor copy_cuda_(const Tensor& self, const Tensor& src, bool /*non_blocking*/) 
   }
   size_t bytes = static_cast<size_t>(self.numel()) * element_size(self.dtype());
   bool dst_cuda = self.device().is_cuda(), src_cuda = source.device().is_cuda();
+  if (dst_cuda && src_cuda && self.is_contiguous() && source.is_contiguous()) {
+    // Ordered with the kernels on the default stream, like them asynchronous to the host.
+    check(cudaMemcpyAsync(self.data_ptr(), source.data_ptr(), bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync D2D");
+    return self;
+  }
   if (dst_cuda && src_cuda) {
     Geometry g = geometry({&self, &source});
     int64_t n = self.numel();
@@ -214,16 +306,12 @@ Tensor sum_cuda(const Tensor& self, const std::optional<std::vector<int64_t>>& d
   Tensor x = tensorlet::contiguous(self);
   std::vector<int64_t> shape = keepdim ? std::vector<int64_t>(self.dim(), 1) : std::vector<int64_t>{};
   int64_t n = x.numel();
-  const int blocks = static_cast<int>(std::min<int64_t>(1024, std::max<int64_t>(1, blocks_for(n, kThreads))));
+  // The second pass is one block: at most a few thousand partials, a few per thread.
+  const int blocks = grid_for((n + 3) / 4);
   Tensor partial = empty_tensor({blocks}, x.dtype(), x.device());
   Tensor out = empty_tensor(shape, x.dtype(), x.device());
-  if (x.dtype() == ScalarType::Float) {
-    sum_partial_kernel<float><<<blocks, kThreads>>>(x.data<float>(), partial.data<float>(), n);
-    sum_partial_kernel<float><<<1, kThreads>>>(partial.data<float>(), out.data<float>(), blocks);
-  } else {
-    sum_partial_kernel<double><<<blocks, kThreads>>>(x.data<double>(), partial.data<double>(), n);
-    sum_partial_kernel<double><<<1, kThreads>>>(partial.data<double>(), out.data<double>(), blocks);
-  }
+  if (x.dtype() == ScalarType::Float) launch_sum(x.data<float>(), partial.data<float>(), out.data<float>(), n, blocks);
+  else launch_sum(x.data<double>(), partial.data<double>(), out.data<double>(), n, blocks);
   check(cudaGetLastError(), "sum kernel");
   return out;
 }

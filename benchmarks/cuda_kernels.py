@@ -1,0 +1,129 @@
+"""tensorlet's CUDA kernels against the device's own copy bandwidth, float32.
+
+The baseline is measured in the same run, on the same device: a device-to-device
+copy of the same size (`dst.copy_(src)`, which is `cudaMemcpyAsync` for two
+contiguous tensors). Each row counts the bytes its kernel must move and reports
+its bandwidth as a fraction of the copy's:
+
+    python benchmarks/cuda_kernels.py                  # 64M floats, >= 20 runs per row
+    python benchmarks/cuda_kernels.py --smoke          # 1M floats, few runs (no targets)
+    python benchmarks/cuda_kernels.py --tensorlet DIR  # DIR holds the `tensorlet` package of a USE_CUDA=ON build
+
+| row | tensorlet | bytes moved | target |
+|---|---|---|---|
+| copy (baseline) | `dst.copy_(src)` | 2 x 4n | -- |
+| add | `tl.add(a, b, out=c)` | 3 x 4n | >= 0.70 of copy's GB/s |
+| sum | `a.sum()` | 4n | >= 0.70 of copy's GB/s |
+| mul | `tl.mul(a, b, out=c)` | 3 x 4n | (reported) |
+
+Every row's result is checked against NumPy before it is timed. Each run times
+`--inner` back-to-back calls between two `tensorlet.cuda.synchronize()` calls;
+the rows are interleaved run by run and compared by medians. Without a CUDA
+device (or a tensorlet built without CUDA) the script says so and exits 0: there
+is nothing to measure. Exit status 1 when a target is missed (not in --smoke).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET = 0.70
+
+
+def load_tensorlet(where: Path):
+    sys.path.insert(0, str(where))
+    import tensorlet
+
+    return tensorlet
+
+
+def timed(fn: Callable[[], object], inner: int, synchronize: Callable[[], None]) -> float:
+    """Seconds per call over `inner` queued calls, the queue drained before and after."""
+    synchronize()
+    start = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    synchronize()
+    return (time.perf_counter() - start) / inner
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--smoke", action="store_true", help="1M floats and 3 runs: a quick check, no targets")
+    p.add_argument("--tensorlet", type=Path, default=REPO / "examples" / "tensorlet",
+                   help="folder holding the tensorlet package (default: examples/tensorlet)")
+    p.add_argument("--elements", type=int, help="floats per tensor (default: 64M, or 1M with --smoke)")
+    p.add_argument("--runs", type=int, help="runs per row (default: 20, or 3 with --smoke)")
+    p.add_argument("--inner", type=int, default=10, help="calls per run (default: 10)")
+    args = p.parse_args(argv)
+    n = args.elements or (1 << 20 if args.smoke else 64 << 20)
+    runs = args.runs or (3 if args.smoke else 20)
+
+    import numpy as np
+
+    tl = load_tensorlet(args.tensorlet)
+    if not tl.cuda.is_available():
+        reason = tl._native.cuda_error or ("no CUDA device" if tl.cuda.is_built() else "tensorlet was built without CUDA")
+        print(f"no CUDA device to measure on ({reason}): nothing to do")
+        return 0
+    sync = tl.cuda.synchronize
+
+    rng = np.random.default_rng(0)
+    host_a = rng.standard_normal(n, dtype=np.float32)
+    host_b = rng.standard_normal(n, dtype=np.float32)
+    a, b = tl.from_numpy(host_a).cuda(), tl.from_numpy(host_b).cuda()
+    c, dst = tl.empty(n, device="cuda"), tl.empty(n, device="cuda")
+
+    # Correct first: a fast wrong kernel is no result.
+    dst.copy_(a)
+    np.testing.assert_array_equal(dst.cpu().numpy(), host_a)
+    tl.add(a, b, out=c)
+    np.testing.assert_allclose(c.cpu().numpy(), host_a + host_b, rtol=1e-6)
+    tl.mul(a, b, out=c)
+    np.testing.assert_allclose(c.cpu().numpy(), host_a * host_b, rtol=1e-6)
+    expected, got = float(host_a.astype(np.float64).sum()), a.sum().cpu().item()
+    # float32 partial sums: the error grows with the sum of magnitudes, not with the sum.
+    assert abs(got - expected) <= 1e-5 * float(np.abs(host_a).sum()), (got, expected)
+
+    rows: dict[str, tuple[Callable[[], object], int]] = {
+        "copy (baseline)": (lambda: dst.copy_(a), 2 * 4 * n),
+        "add": (lambda: tl.add(a, b, out=c), 3 * 4 * n),
+        "sum": (lambda: a.sum(), 4 * n),
+        "mul": (lambda: tl.mul(a, b, out=c), 3 * 4 * n),
+    }
+    for fn, _ in rows.values():  # warm up: module loading, allocator, clocks
+        timed(fn, args.inner, sync)
+    seconds: dict[str, list[float]] = {name: [] for name in rows}
+    for _ in range(runs):
+        for name, (fn, _) in rows.items():
+            seconds[name].append(timed(fn, args.inner, sync))
+
+    device = tl.cuda.get_device_name()
+    print(f"tensorlet CUDA kernels, float32, {n:,} elements ({n * 4 / 2**20:.0f} MiB per tensor), {device}, "
+          f"median of {runs} runs x {args.inner} calls")
+    print("| row | median | GB/s | fraction of copy | target |")
+    print("|---|---|---|---|---|")
+    copy_rate = rows["copy (baseline)"][1] / statistics.median(seconds["copy (baseline)"])
+    missed = []
+    for name, (_, moved) in rows.items():
+        median = statistics.median(seconds[name])
+        rate = moved / median
+        fraction = rate / copy_rate
+        target = "" if name.startswith(("copy", "mul")) else f">= {TARGET:.2f}"
+        if target and fraction < TARGET:
+            missed.append(f"{name}: {fraction:.2f} of the copy bandwidth")
+        print(f"| {name} | {median * 1e6:.1f} us | {rate / 1e9:.0f} | {fraction:.2f} | {target} |")
+    if missed and not args.smoke:
+        print("missed: " + "; ".join(missed), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

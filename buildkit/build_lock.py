@@ -4,6 +4,11 @@ Two builds in one folder would overwrite each other's objects and installed
 files; the second waits (saying for whom) and gives up after a timeout. The
 kernel drops the lock when its holder dies, so a killed build never leaves a
 stale lock behind.
+
+The lock is re-entrant within a process: ``setup()`` holds it from the CMake build
+to the last file setuptools writes, and the driver inside takes it again. (flock
+belongs to an open file, so a second open in the same process would wait for
+itself.)
 """
 
 from __future__ import annotations
@@ -19,16 +24,29 @@ from . import console
 from .errors import BuildkitError
 
 
+_held: dict[str, int] = {}  # lock file -> how many holders in this process
+
+
 @contextmanager
 def build_folder_lock(build_dir: Path, lock_file: Path, timeout: float) -> Iterator[None]:
     lock_file.parent.mkdir(parents=True, exist_ok=True)
+    key = str(lock_file.resolve())
+    if _held.get(key):
+        _held[key] += 1
+        try:
+            yield
+        finally:
+            _held[key] -= 1
+        return
     fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         _acquire(fd, build_dir, timeout)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _held[key] = 1
         yield
     finally:
+        _held.pop(key, None)
         os.close(fd)  # closing releases the flock, as does the process dying
 
 

@@ -92,15 +92,16 @@ def run_setup_command(root: Path, arguments: list[str]) -> None:
 def develop(root: Path, *, register: bool = True) -> Project:
     """Build in place; with ``register``, also keep the editable install current."""
     project = Project.load(root)
-    result = project.build()
-    if project.options.cmake_only:
-        return project
-    project.write_generated_files()
-    if not is_current(project, register):
-        run_setup_command(project.root, ["develop"] if register else ["build_ext", "--inplace"])
-        project.__dict__.pop("cache", None)
-        if not register:  # the develop command records its own state
-            record(project, register)
+    with project.driver().lock():  # through setuptools' part too (re-entered by setup())
+        result = project.build()
+        if project.options.cmake_only:
+            return project
+        project.write_generated_files()
+        if not is_current(project, register):
+            run_setup_command(project.root, ["develop"] if register else ["build_ext", "--inplace"])
+            project.__dict__.pop("cache", None)
+            if not register:  # the develop command records its own state
+                record(project, register)
     if result is not None and hasattr(result, "summary"):
         result.summary()
     return project

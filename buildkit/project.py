@@ -276,7 +276,11 @@ def _setup(overrides: dict[str, Any]):
     root = _project_root()
     project = Project.load(root, config_settings=current_config_settings(), **overrides)  # 1
     requirements = project.requirements()  # 2
-    if needs_build(sys.argv[1:]):  # 4 (3 happens inside the driver's configure inputs)
+    if not needs_build(sys.argv[1:]):  # 4 (3 happens inside the driver's configure inputs)
+        return _package(project, requirements)
+    # One command per build folder at a time, from the CMake build to the last file
+    # setuptools writes (the stub, the wheel, the editable registration).
+    with project.driver().lock():
         result = project.build()  # 5
         if project.options.cmake_only:
             return result
@@ -289,6 +293,11 @@ def _setup(overrides: dict[str, Any]):
             # are current: skip its machinery, as `buildkit develop` does.
             if develop_loop.is_current(project, register=True):
                 return None
+        return _package(project, requirements)
+
+
+def _package(project: Project, requirements: list[str]):
+    """Steps 6 to 10: the extensions, the metadata, the layout, setuptools."""
     ext_modules = project.extensions()  # 6
     long_description, content_type = project.long_description()  # 7
     layout = project.wheel_layout()  # 8

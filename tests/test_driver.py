@@ -15,7 +15,8 @@ import pytest
 
 from buildkit import toolchain
 from buildkit.cmake_cache import CMakeCache
-from buildkit.driver import CMakeDriver, Decision, diff_inputs, python_identity
+from buildkit.configure_state import Decision, diff_inputs, python_identity
+from buildkit.driver import CMakeDriver
 from buildkit.errors import BuildFailedError
 from buildkit.options import load_options, option_keys
 from buildkit.settings import load_settings

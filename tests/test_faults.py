@@ -411,6 +411,26 @@ def test_two_builds_at_once_take_turns(project, python, env, faults, reference, 
     assert total.strip() == "6.5"
 
 
+def test_a_build_waits_for_another_commands_packaging_too(project, python, env, faults, reference, tmp_path):
+    """The lock covers the whole command, not only its CMake part: a `setup.py develop`
+    started while a `bdist_wheel` in the same folder is writing its archive (CMake long
+    done) waits for it, and both end as clean builds would."""
+    restore(project, reference)
+    arm(faults, "wheel")
+    first = Build([python, "setup.py", "bdist_wheel", "--dist-dir", "dist"], project, env, tmp_path, "wheel")
+    first.wait_for(faults / "paused-wheel")  # in setuptools' part: three files into the archive
+    second = Build([python, "setup.py", "develop"], project, env, tmp_path, "develop")
+    second.wait_for_text("waiting for another build")
+    assert second.proc.poll() is None  # still waiting while the wheel is being written
+    (faults / "release-wheel").touch()
+    assert first.finish() == 0, first.output[-4000:]
+    assert second.finish() == 0, second.output[-4000:]
+    assert f"(pid {first.proc.pid})" in " ".join(second.stderr.split())
+    assert_clean_exit(first.output + second.output)
+    assert wheel_members(only_wheel(project / "dist")) == reference["wheel"]
+    assert installed_files(project) == reference["tree"]
+
+
 # ------------------------------------------------------ 3. damaged cache
 
 def _cut_in_value(data: bytes) -> bytes:

@@ -140,7 +140,7 @@ class Tensor(_C._TensorBase):
 
     def __bool__(self) -> builtins.bool:
         if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return builtins.bool(self.item())
 
     def __float__(self) -> builtins.float:

@@ -3,7 +3,6 @@ sample below fails), plus broadcasting, version counters and grad modes."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -25,37 +26,44 @@ def test_smoke_on_the_in_place_build():
         assert f"| {row}" in out, out
 
 
+def _smoke_on_full_build(full_build, script: Path) -> subprocess.CompletedProcess:
+    result = subprocess.run([full_build.python, script, "--smoke", "--tensorlet", full_build.root],
+                            env=full_build.env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def _check_cuda_benchmark(stdout: str, built_with_cuda: bool) -> None:
+    """Without CUDA or a device: the reason. With both: every row measured and checked."""
+    if not built_with_cuda:
+        assert "no CUDA device to measure on (tensorlet was built without CUDA)" in stdout, stdout
+    elif "no CUDA device to measure on" in stdout:
+        assert "built without CUDA" not in stdout  # libtensorlet_cuda loaded; the device is missing
+    else:
+        for row in ("copy (baseline)", "add", "sum", "mul"):
+            assert f"| {row} |" in stdout, stdout
+
+
 @pytest.mark.slow
 def test_smoke_with_blas(full_build):
     if not full_build.build_config()["blas"]:
         pytest.skip("the full build found no BLAS (apt-get install libopenblas-dev)")
-    result = subprocess.run([full_build.python, SCRIPT, "--smoke", "--tensorlet", full_build.root],
-                            env=full_build.env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
+    result = _smoke_on_full_build(full_build, SCRIPT)
     assert "BLAS=ON" in result.stdout and "| matmul 64 (USE_BLAS)" in result.stdout
     assert "| matmul 64 (own kernel)" in result.stdout and "no run-time BLAS switch" not in result.stderr
 
 
 @requires_build
-def test_cuda_benchmark_says_why_the_cpu_build_measures_nothing():
-    result = run([sys.executable, CUDA_SCRIPT, "--smoke", "--tensorlet", ROOT], timeout=300)
+def test_cuda_benchmark_on_the_in_place_build():
     import tensorlet.config
 
-    if not tensorlet.config.build_info()["cuda"]:
-        assert "no CUDA device to measure on (tensorlet was built without CUDA)" in result.stdout
+    result = run([sys.executable, CUDA_SCRIPT, "--smoke", "--tensorlet", ROOT], timeout=300)
+    _check_cuda_benchmark(result.stdout, tensorlet.config.build_info()["cuda"])
 
 
 @pytest.mark.slow
 @pytest.mark.cuda
 def test_cuda_benchmark_on_the_cuda_build(full_build):
-    """Without a GPU: exit 0 and the reason. With one: every row measured and checked."""
     if not full_build.build_config()["cuda"]:
         pytest.skip("the full build has no CUDA (nvcc not found)")
-    result = subprocess.run([full_build.python, CUDA_SCRIPT, "--smoke", "--tensorlet", full_build.root],
-                            env=full_build.env, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout + result.stderr
-    if "no CUDA device to measure on" in result.stdout:
-        assert "built without CUDA" not in result.stdout  # libtensorlet_cuda loaded; the device is missing
-        return
-    for row in ("copy (baseline)", "add", "sum", "mul"):
-        assert f"| {row} |" in result.stdout, result.stdout
+    _check_cuda_benchmark(_smoke_on_full_build(full_build, CUDA_SCRIPT).stdout, built_with_cuda=True)

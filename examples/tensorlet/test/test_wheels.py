@@ -359,13 +359,13 @@ def test_wheels_install_and_run_in_a_fresh_venv(wheels, tmp_path):
     # (c) tensorlet without libtensorlet: pip refuses; forced with --no-deps, the import names it.
     refused = _pip(python, "install", "--no-index", "--find-links", numpy_only, wheels["python"], check=False)
     assert refused.returncode != 0 and "libtensorlet" in refused.stdout + refused.stderr
-    _pip(python, "install", "-q", "--no-deps", wheels["python"])
+    _pip(python, "install", "-q", "--no-index", "--no-deps", wheels["python"])
     failed = _probe(python, here, check=False)
     assert failed.returncode != 0 and "ImportError" in failed.stderr
     assert f"pip install 'libtensorlet=={VERSION}'" in failed.stderr and "libtensorlet.so" in failed.stderr
 
     # (d) libtensorlet of another version: a clear error at import.
-    _pip(python, "install", "-q", "--no-deps", _mismatched_library(wheels["library"], "0.0.9", out))
+    _pip(python, "install", "-q", "--no-index", "--no-deps", _mismatched_library(wheels["library"], "0.0.9", out))
     mismatch = _probe(python, here, check=False)
     assert mismatch.returncode != 0 and "ImportError" in mismatch.stderr
     assert "libtensorlet 0.0.9 is installed" in mismatch.stderr

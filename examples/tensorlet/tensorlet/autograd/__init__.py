@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .. import _C
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled

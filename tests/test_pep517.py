@@ -223,7 +223,7 @@ def test_pip_install_build_and_sdist_in_a_fresh_venv(bare_venv, wheelhouse, neut
 
 def test_config_setting_beats_environment_with_pip(buildkit_venv, wheelhouse, neutral_cwd, tmp_path):
     project = copy_example("minimal", tmp_path / "minimal")
-    pip(buildkit_venv, wheelhouse, "install", "--no-build-isolation", ".", "-C", "USE_FAST_SUM=OFF",
+    pip(buildkit_venv, wheelhouse, "install", "--no-build-isolation", ".", "--config-settings", "USE_FAST_SUM=OFF",
         cwd=project, USE_FAST_SUM="ON")
     found = probe(buildkit_venv, wheelhouse, neutral_cwd)
     assert found["flavour"] == "plain" and found["sum"] == 6.0

@@ -14,7 +14,6 @@ its first configure anyway (mixing two ninja versions on one build dir rebuilds 
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import re
 import shlex
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from packaging.version import Version
 
 from .errors import ToolchainError
+from .fileutil import read_json, write_json
 
 RECORD_FORMAT = 1
 PROBE_TIMEOUT_S = 60
@@ -238,31 +238,10 @@ def record_path(build_dir: Path | str) -> Path:
     return Path(build_dir) / ".buildkit" / "toolchain.json"
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _write_json_atomic(path: Path, data: Any) -> None:
-    # A concurrent reader sees the old file or the new one, never half of one.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 class _ProbeCache:
     def __init__(self, path: Path | str | None):
         self.path = Path(path) if path else default_cache_path()
-        data = _read_json(self.path)
+        data = read_json(self.path)
         entries = data.get("entries") if isinstance(data, dict) and data.get("format") == RECORD_FORMAT else None
         self.entries: dict[str, Any] = entries if isinstance(entries, dict) else {}
         self.dirty = False
@@ -285,7 +264,7 @@ class _ProbeCache:
     def save(self) -> None:
         if self.dirty:
             with suppress(OSError):  # only a speed-up: a read-only home is no error
-                _write_json_atomic(self.path, {"format": RECORD_FORMAT, "entries": self.entries})
+                write_json(self.path, {"format": RECORD_FORMAT, "entries": self.entries})
             self.dirty = False
 
 
@@ -389,12 +368,12 @@ def discover(*, cmake_minimum: str = "3.24", ninja: bool = True, cuda: bool = Fa
 
 def record(build_dir: Path | str, toolchain: Toolchain) -> None:
     """Remember the tools a build directory is configured with."""
-    _write_json_atomic(record_path(build_dir), toolchain.to_record())
+    write_json(record_path(build_dir), toolchain.to_record())
 
 
 def load_recorded(build_dir: Path | str) -> Toolchain | None:
     """The recorded toolchain; None when there is none or it is unreadable (reconfigure)."""
-    data = _read_json(record_path(build_dir))
+    data = read_json(record_path(build_dir))
     with suppress(KeyError, TypeError, ValueError, AttributeError):
         return Toolchain.from_record(data)
     return None

@@ -17,7 +17,7 @@ interleaved run by run, and compared by the ratio of their medians:
 
 The BLAS row needs a tensorlet built with USE_BLAS=ON against OpenBLAS (e.g. the
 tests' full build, `TENSORLET_FULL_BUILD_DIR=/tmp/tl-full`, then
-`--tensorlet /tmp/tl-full/tensorlet`); the own-kernel row of such a build turns
+`--tensorlet /tmp/tl-full/repo/examples/tensorlet`); the own-kernel row of such a build turns
 BLAS off at run time (`tensorlet_set_blas_enabled(0)`).  Exit status 1 when a
 target is missed (not in --smoke mode).
 """

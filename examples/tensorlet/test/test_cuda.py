@@ -142,6 +142,15 @@ np.testing.assert_allclose(tl.empty((17, 33), device="cuda", dtype=getattr(tl, d
                            a.T)
 np.testing.assert_allclose((t + 1.5).cpu().numpy(), a + 1.5, rtol=1e-5)
 assert tl.empty(0, device="cuda", dtype=getattr(tl, dtype)).sum().cpu().item() == 0.0
+# Sums over some dims: rows (inner == 1), the middle of a block, a permuted copy, keepdim.
+c = rng.standard_normal((4, 5, 6)).astype(dtype)
+cc = tl.from_numpy(c).cuda()
+for dims, keep in (((1,), False), ((0,), True), ((2,), False), ((0, 2), False), ((-1, 0), True), ((0, 1, 2), False)):
+    got = cc.sum(dim=list(dims), keepdim=keep).cpu().numpy()
+    np.testing.assert_allclose(got, c.sum(axis=dims, keepdims=keep), rtol=1e-5, atol=1e-6)
+np.testing.assert_allclose(cc.transpose(0, 2).sum(dim=[1]).cpu().numpy(), c.transpose(2, 1, 0).sum(axis=1),
+                           rtol=1e-5, atol=1e-6)
+assert tl.zeros((3, 0), device="cuda", dtype=getattr(tl, dtype)).sum(dim=[1]).cpu().tolist() == [0.0] * 3
 tl.cuda.synchronize()
 assert tl.cuda.get_device_name()
 try:

@@ -11,15 +11,8 @@
 #include "ops/TensorIterator.h"
 
 namespace tensorlet::native {
-namespace {
 
-struct ReduceLayout {
-  Tensor input;  // contiguous
-  int64_t outer = 1, reduced = 1, inner = 1;
-  std::vector<int64_t> out_shape;
-};
-
-ReduceLayout layout_for(const Tensor& self, const std::vector<int64_t>& dims, bool keepdim) {
+ReduceLayout reduce_layout(const Tensor& self, const std::vector<int64_t>& dims, bool keepdim) {
   ReduceLayout l;
   const int64_t n = self.dim();
   std::vector<bool> is_reduced(n, false);
@@ -48,6 +41,8 @@ ReduceLayout layout_for(const Tensor& self, const std::vector<int64_t>& dims, bo
   return l;
 }
 
+namespace {
+
 ScalarType sum_dtype(const Tensor& self, const std::optional<ScalarType>& dtype) {
   if (dtype) return *dtype;
   return is_floating_type(self.dtype()) ? self.dtype() : ScalarType::Long;  // integer sums widen, as in PyTorch
@@ -55,7 +50,7 @@ ScalarType sum_dtype(const Tensor& self, const std::optional<ScalarType>& dtype)
 
 Tensor run_reduce(cpu::ReduceOp op, const Tensor& self, const std::vector<int64_t>& dims, bool keepdim,
                   ScalarType dtype) {
-  ReduceLayout l = layout_for(self, dims, keepdim);
+  ReduceLayout l = reduce_layout(self, dims, keepdim);
   Tensor out = empty_tensor(l.out_shape, dtype, self.device());
   if (!self.device().is_cpu()) return out;
   Tensor in = l.input.dtype() == dtype ? l.input : cast_to(l.input, dtype);
@@ -113,7 +108,7 @@ Tensor argmax_impl(const Tensor& self, const std::optional<int64_t>& dim, bool k
   }
   for (int64_t d : dims)
     TL_CHECK_INDEX(input.sizes()[d] != 0, "argmax(): Expected reduction dim ", d, " to have non-zero size.");
-  ReduceLayout l = layout_for(input, dims, keepdim);
+  ReduceLayout l = reduce_layout(input, dims, keepdim);
   if (dim && keepdim == false && self.dim() == 0) l.out_shape = {};
   if (!dim && keepdim) l.out_shape = std::vector<int64_t>(self.dim(), 1);
   Tensor out = empty_tensor(l.out_shape, ScalarType::Long, self.device());

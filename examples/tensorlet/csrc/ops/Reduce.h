@@ -1,5 +1,19 @@
 #pragma once
+#include <vector>
+
 #include "core/Tensor.h"
+
+namespace tensorlet::native {
+// A reduction's input as a contiguous [outer, reduced, inner] block (a free view when
+// the reduced dims are adjacent in a contiguous tensor, one copy otherwise); every
+// backend's kernels start from it. `dims` are wrapped and sorted (reduction_dims).
+struct ReduceLayout {
+  Tensor input;  // contiguous
+  int64_t outer = 1, reduced = 1, inner = 1;
+  std::vector<int64_t> out_shape;
+};
+ReduceLayout reduce_layout(const Tensor& self, const std::vector<int64_t>& dims, bool keepdim);
+}  // namespace tensorlet::native
 
 namespace tensorlet::cpu {
 // `in` is contiguous [outer, reduced, inner]; `out` is contiguous [outer, inner].

@@ -7,6 +7,8 @@
 
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
+#include "autograd/FunctionsManual.h"
+#include "ops/Reduce.h"
 #include "ops/TensorIterator.h"
 #include "ops/cuda/CudaUtils.h"
 
@@ -110,6 +112,38 @@ __global__ void sum_kernel(const T* in, T* partial, int64_t n) {
     acc = lane < static_cast<int>(blockDim.x / 32) ? warp_totals[lane] : T(0);
     acc = warp_sum(acc);
     if (lane == 0) partial[blockIdx.x] = acc;
+  }
+}
+
+// Sums over the middle of a contiguous [outer, reduced, inner] block (inner > 1): one
+// thread per output, so neighbouring threads read neighbouring addresses.
+template <typename T>
+__global__ void sum_middle_kernel(const T* in, T* out, int64_t outer, int64_t reduced, int64_t inner) {
+  for (int64_t o = thread_index(); o < outer * inner; o += thread_count()) {
+    const T* column = in + (o / inner) * reduced * inner + o % inner;
+    T acc = 0;
+    for (int64_t r = 0; r < reduced; ++r) acc += column[r * inner];
+    out[o] = acc;
+  }
+}
+
+// Sums each of `rows` contiguous rows of `row_size` elements (inner == 1): a block per row.
+template <typename T>
+__global__ void sum_rows_kernel(const T* in, T* out, int64_t rows, int64_t row_size) {
+  __shared__ T warp_totals[kThreads / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    T acc = 0;
+    for (int64_t i = threadIdx.x; i < row_size; i += blockDim.x) acc += in[row * row_size + i];
+    acc = warp_sum(acc);
+    if (lane == 0) warp_totals[warp] = acc;
+    __syncthreads();
+    if (warp == 0) {
+      acc = lane < static_cast<int>(blockDim.x / 32) ? warp_totals[lane] : T(0);
+      acc = warp_sum(acc);
+      if (lane == 0) out[row] = acc;
+    }
+    __syncthreads();  // warp_totals is reused by the block's next row
   }
 }
 
@@ -299,19 +333,31 @@ Tensor mul_out_cuda(const Tensor& self, const Tensor& other, const Tensor& out) 
 
 Tensor sum_cuda(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
                 const std::optional<ScalarType>& dtype) {
-  TL_CHECK(!dim || dim->empty() || static_cast<int64_t>(dim->size()) == self.dim(),
-           "sum over a subset of dims is not implemented on CUDA");
   check_float(self, "sum");
   TL_CHECK(!dtype || *dtype == self.dtype(), "sum(dtype=) is not implemented on CUDA");
-  Tensor x = tensorlet::contiguous(self);
-  std::vector<int64_t> shape = keepdim ? std::vector<int64_t>(self.dim(), 1) : std::vector<int64_t>{};
-  int64_t n = x.numel();
-  // The second pass is one block: at most a few thousand partials, a few per thread.
-  const int blocks = grid_for((n + 3) / 4);
-  Tensor partial = empty_tensor({blocks}, x.dtype(), x.device());
-  Tensor out = empty_tensor(shape, x.dtype(), x.device());
-  if (x.dtype() == ScalarType::Float) launch_sum(x.data<float>(), partial.data<float>(), out.data<float>(), n, blocks);
-  else launch_sum(x.data<double>(), partial.data<double>(), out.data<double>(), n, blocks);
+  ReduceLayout l = reduce_layout(self, reduction_dims(dim, self.dim()), keepdim);
+  Tensor out = empty_tensor(l.out_shape, self.dtype(), self.device());
+  if (out.numel() == 0) return out;
+  const Tensor& x = l.input;
+  const bool is_float = x.dtype() == ScalarType::Float;
+  if (l.outer == 1 && l.inner == 1) {  // everything: the bandwidth-bound two-pass sum
+    const int64_t n = l.reduced;
+    // The second pass is one block: at most a few thousand partials, a few per thread.
+    const int blocks = grid_for((n + 3) / 4);
+    Tensor partial = empty_tensor({blocks}, x.dtype(), x.device());
+    if (is_float) launch_sum(x.data<float>(), partial.data<float>(), out.data<float>(), n, blocks);
+    else launch_sum(x.data<double>(), partial.data<double>(), out.data<double>(), n, blocks);
+  } else if (l.inner == 1) {
+    const int blocks = static_cast<int>(std::min<int64_t>(l.outer, 65535));
+    if (is_float) sum_rows_kernel<float><<<blocks, kThreads>>>(x.data<float>(), out.data<float>(), l.outer, l.reduced);
+    else sum_rows_kernel<double><<<blocks, kThreads>>>(x.data<double>(), out.data<double>(), l.outer, l.reduced);
+  } else {
+    const int blocks = grid_for(l.outer * l.inner);
+    if (is_float)
+      sum_middle_kernel<float><<<blocks, kThreads>>>(x.data<float>(), out.data<float>(), l.outer, l.reduced, l.inner);
+    else
+      sum_middle_kernel<double><<<blocks, kThreads>>>(x.data<double>(), out.data<double>(), l.outer, l.reduced, l.inner);
+  }
   check(cudaGetLastError(), "sum kernel");
   return out;
 }

@@ -90,8 +90,23 @@ __device__ T warp_sum(T v) {
   return v;
 }
 
-// One partial sum per block: per-thread sums over packs, then warp shuffles, then the
-// block's warps. Called twice: over the input, then (one block) over the partials.
+// The block's total, in thread 0: warp shuffles, then the warps' totals. Every thread of
+// the block must call it (it synchronizes the block).
+template <typename T>
+__device__ T block_sum(T acc) {
+  __shared__ T warp_totals[kThreads / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  acc = warp_sum(acc);
+  if (lane == 0) warp_totals[warp] = acc;
+  __syncthreads();
+  acc = 0;
+  if (warp == 0) acc = warp_sum(lane < static_cast<int>(blockDim.x / 32) ? warp_totals[lane] : T(0));
+  __syncthreads();  // the next call may overwrite warp_totals
+  return acc;
+}
+
+// One partial sum per block: per-thread sums over packs, then the block's total.
+// Called twice: over the input, then (one block) over the partials.
 template <typename T, int V>
 __global__ void sum_kernel(const T* in, T* partial, int64_t n) {
   using P = Pack<T, V>;
@@ -103,16 +118,8 @@ __global__ void sum_kernel(const T* in, T* partial, int64_t n) {
     for (int j = 0; j < V; ++j) acc += x.v[j];
   }
   for (int64_t i = packs * V + thread_index(); i < n; i += thread_count()) acc += in[i];
-  __shared__ T warp_totals[kThreads / 32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  acc = warp_sum(acc);
-  if (lane == 0) warp_totals[warp] = acc;
-  __syncthreads();
-  if (warp == 0) {
-    acc = lane < static_cast<int>(blockDim.x / 32) ? warp_totals[lane] : T(0);
-    acc = warp_sum(acc);
-    if (lane == 0) partial[blockIdx.x] = acc;
-  }
+  acc = block_sum(acc);
+  if (threadIdx.x == 0) partial[blockIdx.x] = acc;
 }
 
 // Sums over the middle of a contiguous [outer, reduced, inner] block (inner > 1): one
@@ -130,20 +137,11 @@ __global__ void sum_middle_kernel(const T* in, T* out, int64_t outer, int64_t re
 // Sums each of `rows` contiguous rows of `row_size` elements (inner == 1): a block per row.
 template <typename T>
 __global__ void sum_rows_kernel(const T* in, T* out, int64_t rows, int64_t row_size) {
-  __shared__ T warp_totals[kThreads / 32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {  // the same trip count block-wide
     T acc = 0;
     for (int64_t i = threadIdx.x; i < row_size; i += blockDim.x) acc += in[row * row_size + i];
-    acc = warp_sum(acc);
-    if (lane == 0) warp_totals[warp] = acc;
-    __syncthreads();
-    if (warp == 0) {
-      acc = lane < static_cast<int>(blockDim.x / 32) ? warp_totals[lane] : T(0);
-      acc = warp_sum(acc);
-      if (lane == 0) out[row] = acc;
-    }
-    __syncthreads();  // warp_totals is reused by the block's next row
+    acc = block_sum(acc);
+    if (threadIdx.x == 0) out[row] = acc;
   }
 }
 

@@ -138,8 +138,8 @@ for n in (1, 3, 4, 1000, 1000003):
     np.testing.assert_allclose(cx.cpu().numpy(), x + y, rtol=1e-5)
 t = tl.from_numpy(a).cuda()
 np.testing.assert_allclose((t.transpose(0, 1) + t.transpose(0, 1)).cpu().numpy(), (a + a).T, rtol=1e-5)
-np.testing.assert_allclose(tl.empty((17, 33), device="cuda", dtype=getattr(tl, dtype)).copy_(t.transpose(0, 1)).cpu().numpy(),
-                           a.T)
+transposed = tl.empty((17, 33), device="cuda", dtype=getattr(tl, dtype)).copy_(t.transpose(0, 1))
+np.testing.assert_allclose(transposed.cpu().numpy(), a.T)
 np.testing.assert_allclose((t + 1.5).cpu().numpy(), a + 1.5, rtol=1e-5)
 assert tl.empty(0, device="cuda", dtype=getattr(tl, dtype)).sum().cpu().item() == 0.0
 # Sums over some dims: rows (inner == 1), the middle of a block, a permuted copy, keepdim.

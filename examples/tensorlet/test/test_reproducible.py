@@ -48,7 +48,8 @@ def _sha256(path: Path) -> str:
 def test_cpu_wheel_is_byte_identical_across_build_folders(full_build, tmp_path):
     in_place = wheel_defining_entries(ROOT / "build")
     if in_place != full_build.cpu_entries:
-        changed = {k: (in_place[k], full_build.cpu_entries[k]) for k in in_place if in_place[k] != full_build.cpu_entries[k]}
+        copied = full_build.cpu_entries
+        changed = {k: (in_place[k], copied[k]) for k in in_place if in_place[k] != copied[k]}
         message = (f"the in-place build is configured unlike the README's default build: {changed}; "
                    "rebuild it with `buildkit develop examples/tensorlet` and no build variables set")
         if IN_CI:

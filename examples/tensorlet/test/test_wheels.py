@@ -160,6 +160,7 @@ def wheels(full_build, tensorlet_wheelhouse, tmp_path_factory):
     full = full_build.wheel()
     cli = [full_build.python, "-m", "buildkit", "wheels", full_build.root, "--out", out / "wheelhouse",
            "--wheelhouse", tensorlet_wheelhouse]
+
     # The same three through PEP 517 (`python -m build --wheel`), the mode as a config setting.
     def pep517(mode: str, *settings: str) -> list:
         return [full_build.python, "-m", "build", "--wheel", "--no-isolation", "--outdir", out / "pep517" / mode,
@@ -171,19 +172,21 @@ def wheels(full_build, tensorlet_wheelhouse, tmp_path_factory):
         (library,) = (out / "wheelhouse").glob("libtensorlet-*.whl")
         steps["python"] = Step(full_build, "python-only", [*cli, "--kind", "python"])
         (python_wheel,) = (out / "wheelhouse").glob("tensorlet-*.whl")
-        steps["pep517 library"] = Step(full_build, "library-only (PEP 517)", pep517("library", "-C", "BUILD_LIBTORCH_WHL=1"))
+        steps["pep517 library"] = Step(full_build, "library-only (PEP 517)",
+                                       pep517("library", "-C", "BUILD_LIBTORCH_WHL=1"))
         # --no-isolation: the python-only build finds libtensorlet installed in the overlay venv.
         run([full_build.python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", library], env=full_build.env)
-        steps["pep517 python"] = Step(full_build, "python-only (PEP 517)", pep517("python", "-C", "BUILD_PYTHON_ONLY=1"))
+        steps["pep517 python"] = Step(full_build, "python-only (PEP 517)",
+                                      pep517("python", "-C", "BUILD_PYTHON_ONLY=1"))
         steps["pep517 full"] = Step(full_build, "full (PEP 517)", pep517("full"))
     finally:
         subprocess.run([str(full_build.python), "-m", "pip", "uninstall", "-q", "-y", "libtensorlet"],
                        env=full_build.env, capture_output=True)
         steps["restore"] = Step(full_build, "full again", [full_build.python, "-m", "buildkit", "develop",
                                                            full_build.root])
+    pep517_wheels = {mode: next((out / "pep517" / mode).glob("*.whl")) for mode in ("library", "python", "full")}
     return {"full": full, "library": library, "python": python_wheel, "steps": steps, "out": out,
-            "full_build": full_build, "house": tensorlet_wheelhouse, "pep517": {mode: next((out / "pep517" / mode).glob("*.whl"))
-                                                                  for mode in ("library", "python", "full")}}
+            "full_build": full_build, "house": tensorlet_wheelhouse, "pep517": pep517_wheels}
 
 
 def _names(wheel: Path) -> list[str]:

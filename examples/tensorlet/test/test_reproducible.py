@@ -58,7 +58,10 @@ def test_cpu_wheel_is_byte_identical_across_build_folders(full_build, tmp_path):
     before = ninja_entries(ROOT / "build")
     run([sys.executable, "setup.py", "-q", "bdist_wheel", "--dist-dir", tmp_path],
         cwd=ROOT, env=steering_free_env(SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH))
-    assert compiled_since(before, ROOT / "build") == [], "the in-place wheel recompiled: not the same build"
+    recompiled = compiled_since(before, ROOT / "build")
+    # In CI the README's build is current: packaging it must not compile (the run's budget
+    # is two tensorlet builds). Locally, sources edited since the last develop are rebuilt.
+    assert not (IN_CI and recompiled), f"the in-place wheel recompiled {recompiled}: not the README's build"
     (wheel,) = tmp_path.glob("tensorlet-*.whl")
     copy = full_build.cpu_wheel
     assert Path(ROOT).resolve() != full_build.root.resolve()

@@ -61,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-smoke", action="store_true", help="skip the smoke tests")
     p.add_argument("--policy", "--plat", dest="policy", help="manylinux policy for auditwheel repair "
                    "(default: the best one auditwheel show reports)")
+    p.add_argument("--report", type=Path, metavar="FILE",
+                   help="also write the summary as JSON (one object per wheel), e.g. for a CI artifact")
     return p
 
 
@@ -81,6 +83,8 @@ def _main(args: argparse.Namespace) -> int:
         run = Run(project, Path(tmp), out, args.wheelhouse.resolve() if args.wheelhouse else None, args)
         outcomes = run.all(args.kind, pythons)
     _summary(outcomes)
+    if args.report:
+        _write_report(args.report, outcomes)
     failed = [o for o in outcomes if o.problems]
     if failed:
         reasons = "\n".join(f"{o.wheel.name if o.wheel else o.label}: {p}" for o in failed for p in o.problems)
@@ -281,6 +285,22 @@ def _publish(wheel: Path, out: Path) -> Path:
     target = out / wheel.name
     shutil.copy2(wheel, target)
     return target
+
+
+def _write_report(path: Path, outcomes: list[Outcome]) -> None:
+    """The summary table's facts, with every problem spelled out."""
+    from .fileutil import write_json
+
+    write_json(path.resolve(), [{
+        "label": o.label,
+        "wheel": str(o.wheel) if o.wheel else None,
+        "python": o.python,
+        "policy": o.policy,
+        "audited": o.audited,
+        "smoke": o.smoke,
+        "ok": not o.problems,
+        "problems": o.problems,
+    } for o in outcomes])
 
 
 def _summary(outcomes: list[Outcome]) -> None:

@@ -51,9 +51,14 @@ def test_help_and_python_kind_without_a_library_wheel(tmp_path):
 @pytest.mark.slow
 def test_split_wheels_are_repaired_audited_and_smoke_tested(tmp_path, wheelhouse):
     project, out, mark = project_copy(tmp_path), tmp_path / "out", tmp_path / "smoke-mark"
-    result = wheels_command(project, out, wheelhouse, "--kind", "split", mark=mark)
+    result = wheels_command(project, out, wheelhouse, "--kind", "split", "--report", tmp_path / "report.json",
+                            mark=mark)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
+    summary = json.loads((tmp_path / "report.json").read_text())
+    assert [entry["label"] for entry in summary] == ["library", f"python ({CP})"]
+    assert all(e["ok"] and e["audited"] and e["smoke"] == "ok" and e["policy"].startswith("manylinux")
+               and Path(e["wheel"]).parent == out for e in summary), summary
     made = sorted(p.name for p in out.glob("*.whl"))
     assert len(made) == 2, made
     library = out / next(n for n in made if n.startswith("libminimal-"))
@@ -104,9 +109,13 @@ def test_a_broken_wheel_fails_the_command_with_the_reason(tmp_path, wheelhouse):
     cmake.write_text(cmake.read_text() + "if(TARGET minimal)\n  set_property(TARGET minimal APPEND PROPERTY "
                      "INSTALL_RPATH /opt/buildkit-test-bad)\nendif()\n")
     out = tmp_path / "out"
-    result = wheels_command(project, out, wheelhouse, "--kind", "library", "--no-smoke")
+    result = wheels_command(project, out, wheelhouse, "--kind", "library", "--no-smoke", "--report",
+                            tmp_path / "report.json")
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
+    (entry,) = json.loads((tmp_path / "report.json").read_text())  # written before the failing exit
+    assert not entry["ok"] and entry["smoke"] == "skipped"
+    assert any("RUNPATH entry '/opt/buildkit-test-bad' is absolute" in problem for problem in entry["problems"])
     assert "FAILED (1)" in output and "[rpath] libminimal/lib/libminimal.so" in output
     assert "RUNPATH entry '/opt/buildkit-test-bad' is absolute" in output
     assert "Traceback" not in output

@@ -25,6 +25,13 @@ from .errors import BuildkitError
 
 
 _held: dict[str, int] = {}  # lock file -> how many holders in this process
+DEFAULT_TIMEOUT_S = 1800.0
+
+
+def lock_build_folder(build_dir: Path, timeout: float = DEFAULT_TIMEOUT_S):
+    """The lock of one build folder (``<build>/.buildkit/lock``), as a context manager."""
+    build_dir = Path(build_dir).absolute()
+    return build_folder_lock(build_dir, build_dir / ".buildkit" / "lock", timeout)
 
 
 @contextmanager

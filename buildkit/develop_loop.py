@@ -92,7 +92,7 @@ def run_setup_command(root: Path, arguments: list[str]) -> None:
 def develop(root: Path, *, register: bool = True) -> Project:
     """Build in place; with ``register``, also keep the editable install current."""
     project = Project.load(root)
-    with project.driver().lock():  # through setuptools' part too (re-entered by setup())
+    with project.build_lock():  # through setuptools' part too (re-entered by setup())
         result = project.build()
         if project.options.cmake_only:
             return project

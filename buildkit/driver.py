@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from . import console, file_api, toolchain
-from .build_lock import build_folder_lock
+from .build_lock import DEFAULT_TIMEOUT_S, lock_build_folder
 from .build_output import StepResult, copy_if_changed, print_summary, run_step
 from .cmake_cache import CacheTruncatedError, CMakeCache, CMakeCacheError, is_cmake_notfound
 from .errors import BuildFailedError, ToolchainError
@@ -69,7 +69,7 @@ class DriverResult:
 class CMakeDriver:
     def __init__(self, settings: ProjectSettings, options: BuildOptions, *, install_prefix: Path,
                  extra_defines: Mapping[str, str] = {}, prefix_path: Sequence[str | Path] = (),
-                 build_dir: Path | None = None, lock_timeout: float = 1800.0):
+                 build_dir: Path | None = None, lock_timeout: float = DEFAULT_TIMEOUT_S):
         self.settings = settings
         self.options = options
         self.install_prefix = Path(install_prefix).absolute()
@@ -351,7 +351,7 @@ class CMakeDriver:
     # ---------------------------------------------------------------- lock
     def lock(self):
         """Hold ``.buildkit/lock``: two builds in one folder would overwrite each other's files."""
-        return build_folder_lock(self.build_dir, self.state_dir / "lock", self.lock_timeout)
+        return lock_build_folder(self.build_dir, self.lock_timeout)
 
     # ----------------------------------------------------------------- run
     def run(self) -> DriverResult:

@@ -141,6 +141,12 @@ class Project:
         }
 
     # ------------------------------------------------------------------ build
+    def build_lock(self):
+        """The build folder's lock, held by a whole command (the driver takes it again)."""
+        from .build_lock import lock_build_folder
+
+        return lock_build_folder(self.build_dir)
+
     def driver(self):
         from .driver import CMakeDriver
 
@@ -280,7 +286,7 @@ def _setup(overrides: dict[str, Any]):
         return _package(project, requirements)
     # One command per build folder at a time, from the CMake build to the last file
     # setuptools writes (the stub, the wheel, the editable registration).
-    with project.driver().lock():
+    with project.build_lock():
         result = project.build()  # 5
         if project.options.cmake_only:
             return result

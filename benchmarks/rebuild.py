@@ -239,16 +239,13 @@ def isolated_python(work: Path, name: str, install: list[str] | None = None) -> 
     installs never leaks into the caller's environment or into the other tool's runs.
     scikit-build-core in particular hooks setuptools' entry points and would slow
     every setuptools run it shared an environment with."""
-    import sysconfig
-    import venv
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from buildkit_testing import overlay_venv
 
-    target = work / name
-    venv.EnvBuilder(with_pip=False, symlinks=True).create(target)
-    python = target / "bin" / "python"
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    Path(site, "_bench_overlay.pth").write_text(f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
+    python = overlay_venv(work / name)
     if install:
+        site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
         result = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", site, *install],
                                 capture_output=True, text=True)
         if result.returncode != 0:

@@ -17,7 +17,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+# buildkit's test helpers (these tests run inside buildkit's repository).
+sys.path.insert(0, str(ROOT.parents[1] / "tests"))
+from buildkit_testing import overlay_venv  # noqa: E402  (the full build's pip-less overlay venv)
 
 try:
     import tensorlet as tl  # noqa: F401
@@ -132,20 +134,6 @@ def copy_at_same_commit(base: Path) -> Path:
             run(["git", "clone", "--quiet", "--shared", "--no-checkout", ROOT.parents[1], repo])
         run(["git", "-C", repo, "update-ref", "--no-deref", "HEAD", sha])
     return copy_sources(repo / "examples" / "tensorlet")
-
-
-def overlay_venv(path: Path) -> Path:
-    """A pip-less venv that sees this interpreter's packages (buildkit, setuptools, numpy)
-    but installs into its own site-packages: the editable registration and console
-    scripts of the full build land there, never in the test runner's environment."""
-    import venv
-
-    venv.EnvBuilder(with_pip=False, clear=True, symlinks=True).create(path)
-    python = path / "bin" / "python"
-    own_site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
-    (own_site / "_tensorlet_test_overlay.pth").write_text(
-        f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
-    return python
 
 
 def ninja_entries(build_dir: Path) -> dict[str, tuple[str, str]]:

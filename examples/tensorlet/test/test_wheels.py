@@ -145,8 +145,7 @@ def tensorlet_wheelhouse(request, tmp_path_factory) -> Path:
     try:
         return request.getfixturevalue("wheelhouse")
     except pytest.FixtureLookupError:
-        sys.path.insert(0, str(REPO / "tests"))
-        from buildkit_testing import make_wheelhouse
+        from buildkit_testing import make_wheelhouse  # on sys.path through conftest
 
         return make_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
 

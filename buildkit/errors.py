@@ -2,10 +2,19 @@
 
 A ``BuildkitError`` carries a one-paragraph message that says what went wrong and
 what to do.  Front ends (setup.py, the CLI, the PEP 517 hooks) print it without a
-Python traceback and exit non-zero; see :func:`buildkit.console.report_error`.
+Python traceback and exit non-zero, through :func:`reporting_errors` (setup.py, the
+PEP 517 hooks) or its decorator form :func:`exit_on_error` (the CLI's entry points).
 """
 
 from __future__ import annotations
+
+import functools
+from typing import Callable, TypeVar
+
+from buildkit._util import console
+
+T = TypeVar("T")
+INTERRUPTED = "interrupted; rerun the same command to continue where the build stopped."
 
 
 class BuildkitError(Exception):
@@ -48,3 +57,38 @@ class BuildFailedError(BuildkitError):
         super().__init__(message, hint, log_path=log_path)
         self.returncode = returncode
         self.command = command
+
+
+def report(error: BuildkitError) -> None:
+    """Print the error as one boxed paragraph, without a traceback."""
+    body = error.message
+    if error.hint:
+        body += "\n\n" + error.hint
+    if error.log_path:
+        body += f"\n\nFull log: {error.log_path}"
+    console.boxed("buildkit error", body, style="red")
+
+
+def reporting_errors(action: Callable[[], T]) -> T:
+    """Run ``action``; a BuildkitError or Ctrl-C becomes a message and ``SystemExit``."""
+    try:
+        return action()
+    except BuildkitError as error:
+        report(error)
+        raise SystemExit(error.exit_code) from None
+    except KeyboardInterrupt:
+        console.warn(INTERRUPTED)
+        raise SystemExit(130) from None
+
+
+def exit_on_error(main: Callable[..., int]) -> Callable[..., int]:
+    """Decorator for CLI entry points: :func:`reporting_errors`, with the exit code returned."""
+
+    @functools.wraps(main)
+    def wrapper(*args, **kwargs) -> int:
+        try:
+            return reporting_errors(lambda: main(*args, **kwargs))
+        except SystemExit as stop:
+            return stop.code if isinstance(stop.code, int) else 1
+
+    return wrapper

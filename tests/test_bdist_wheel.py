@@ -17,10 +17,14 @@ import pytest
 from setuptools import Extension
 from setuptools.dist import Distribution
 
-from buildkit.commands._context import MinimalContext
-from buildkit.commands.bdist_wheel import BdistWheel, dist_info_license_name
-from buildkit.options import BuildOptions, WheelMode
-from buildkit.settings import load_settings
+from buildkit.config.modes import WheelMode
+from buildkit.config.options import BuildOptions
+from buildkit.config.settings import load_settings
+from buildkit.frontends.setuptools.commands.bdist_wheel import (
+    BdistWheel,
+    dist_info_license_name,
+)
+from buildkit.project import Project
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="checks linux tags and gcc flags")
 needs_compiler = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
@@ -32,7 +36,7 @@ EPOCH = "1700000000"
 SETUP_PY = """\
 import os
 from setuptools import Extension, setup
-from buildkit.commands.bdist_wheel import BdistWheel
+from buildkit.frontends.setuptools.commands.bdist_wheel import BdistWheel
 
 native = os.environ.get("BUILD_LIBTORCH_WHL") != "1" and os.environ.get("DEMO_PURE") != "1"
 setup(cmdclass={"bdist_wheel": BdistWheel},
@@ -197,8 +201,7 @@ def command_for(root: Path, options: BuildOptions, *, native: bool) -> BdistWhee
     settings = load_settings(root)
     dist = Distribution({"name": "demo", "version": "1.0", "packages": ["demo"],
                          "ext_modules": [Extension("demo._C", ["src/demo.c"])] if native else []})
-    dist.buildkit = MinimalContext(settings=settings, options=options, mode=options.wheel_mode, version="1.0",
-                                   build_dir=settings.build_dir)
+    dist.buildkit = Project(settings=settings, options=options)
     command = BdistWheel(dist)
     command.ensure_finalized()
     return command

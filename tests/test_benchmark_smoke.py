@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 
 import pytest
-
 from buildkit_testing import REPO, clean_env, run
 
 pytestmark = pytest.mark.slow

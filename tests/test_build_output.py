@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from buildkit import build_output as bo
+from buildkit.builder import build_output as bo
 from buildkit.errors import BuildFailedError
 
 

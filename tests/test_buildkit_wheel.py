@@ -10,9 +10,8 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
-
 from buildkit_testing import REPO, run, venv_env
+from packaging.requirements import Requirement
 
 pytestmark = pytest.mark.slow
 
@@ -64,20 +63,20 @@ def test_wheel_metadata_names_the_distribution_its_dependencies_and_script(build
     # The test extra stays an extra.
     assert "pytest" not in runtime and any(r.name == "pytest" and r.marker for r in requirements)
     assert "[console_scripts]" in entry_points
-    assert "buildkit = buildkit.cli:main" in entry_points
+    assert "buildkit = buildkit.frontends.cli.main:main" in entry_points
     assert tag["Root-Is-Purelib"] == "true" and tag["Tag"] == "py3-none-any"
 
 
 def test_installed_wheel_finds_its_resources(buildkit_venv, wheelhouse, tmp_path):
     probe = """
-import json, buildkit, buildkit.version
-from buildkit.resources import cmake_dir, templates_dir
+import json, buildkit, buildkit.package.version
+from buildkit._util.resources import cmake_dir, templates_dir
 print(json.dumps({
     "buildkit": buildkit.__file__,
     "cmake": str(cmake_dir()),
     "templates": str(templates_dir()),
     "files": sorted(p.name for d in (cmake_dir(), templates_dir()) for p in d.iterdir()),
-    "template": buildkit.version._default_template(),
+    "template": buildkit.package.version._default_template(),
 }))
 """
     env = venv_env(buildkit_venv, wheelhouse)

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from buildkit import clean as clean_mod
-from buildkit.clean import clean_project, main, read_install_manifest
+from buildkit._util import git as git_mod
+from buildkit.builder.install_step import read_install_manifest
+from buildkit.config.options import option_keys
+from buildkit.config.settings import ProjectSettings, load_settings
 from buildkit.errors import BuildkitError
-from buildkit.options import option_keys
-from buildkit.settings import ProjectSettings, load_settings
+from buildkit.frontends.cli import clean as clean_mod
+from buildkit.frontends.cli.clean import clean_project, main
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
@@ -248,7 +250,7 @@ def test_tracked_extension_module_is_kept(project: Path) -> None:
 
 def test_refuses_when_git_cannot_list_tracked_files(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (project / ".git").mkdir()  # looks like a checkout, but git cannot answer
-    monkeypatch.setattr(clean_mod, "_git", lambda root, *args: None)
+    monkeypatch.setattr(git_mod, "run_git", lambda root, *args: None)
     write(project / "build" / "x.o")
     with pytest.raises(BuildkitError, match="git ls-files"):
         clean_project(settings_of(project))
@@ -272,7 +274,7 @@ def test_all_without_git_reads_gitignore_cautiously(project: Path, outside: Path
 
 
 def test_setup_py_clean_command(project: Path) -> None:
-    write(project / "setup.py", "from setuptools import setup\nfrom buildkit.commands.clean import Clean\n"
+    write(project / "setup.py", "from setuptools import setup\nfrom buildkit.frontends.setuptools.commands.clean import Clean\n"
                                 "setup(cmdclass={'clean': Clean})\n")
     add_build_outputs(project)
     run = subprocess.run([sys.executable, "setup.py", "clean", "--dry-run"], cwd=project,

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from buildkit_testing import clean_env, run
 
 BUILDKIT = [sys.executable, "-m", "buildkit"]

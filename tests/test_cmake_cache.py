@@ -22,8 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.cmake_cache import (CMakeCache, CMakeCacheError, CacheEntry, is_cmake_off,
-                                  is_cmake_on, is_property_entry, parse_entry)
+from buildkit.builder.cmake_cache import (
+    CacheEntry,
+    CMakeCache,
+    CMakeCacheError,
+    is_cmake_off,
+    is_cmake_on,
+    is_property_entry,
+    parse_entry,
+)
 from buildkit.errors import BuildkitError
 
 

@@ -16,14 +16,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from buildkit.cmake_cache import CMakeCache
-from buildkit.driver import CMakeDriver
-from buildkit.options import load_options, option_keys
-from buildkit.settings import load_settings
-from buildkit.toolchain import Tool, Toolchain
-
 from buildkit_testing import REPO, clean_env
+
+from buildkit.builder.cmake_cache import CMakeCache
+from buildkit.builder.driver import CMakeDriver
+from buildkit.builder.toolchain import Tool, Toolchain
+from buildkit.config.options import load_options, option_keys
+from buildkit.config.settings import load_settings
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import shared_cache  # noqa: E402

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from buildkit.cuda_arch import (
+from buildkit.builder.cuda_arch import (
     architecture_numbers,
     gpu_detected,
     minimum_arch_for_cuda,

@@ -19,9 +19,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from buildkit.cuda_arch import gpu_detected, normalize_cuda_architectures
 from buildkit_testing import clean_env, copy_example, overlay_venv, run
+
+from buildkit.builder.cuda_arch import gpu_detected, normalize_cuda_architectures
 
 NVCC = os.environ.get("CUDACXX") or shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH (nor CUDACXX set): "
@@ -148,8 +148,8 @@ def needed_libraries(path: Path) -> list[str] | None:
 
 def test_arch_list_and_forwarded_cmake_variable_reach_cmake(tmp_path):
     """No nvcc needed: what buildkit hands CMake for either way of naming architectures."""
+    from buildkit.builder.toolchain import Tool, Toolchain
     from buildkit.project import Project
-    from buildkit.toolchain import Tool, Toolchain
 
     root = copy_example("cuda_minimal", tmp_path / "cuda_minimal")
     tools = Toolchain(Tool("cmake", Path("/usr/bin/cmake"), "3.30.0"), None)

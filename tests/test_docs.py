@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from buildkit.docs_gen import render_reference
-from buildkit.options import option_table
-from buildkit.settings import SETTINGS
+from buildkit.config.options import option_table
+from buildkit.config.settings import SETTINGS
+from buildkit.frontends.cli.docs import render_reference
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from buildkit import doctor
-from buildkit.options import BuildOptions, load_options
-from buildkit.doctor import Check, main, run_doctor
+from buildkit.builder.toolchain import find_compilers, version_at_least
+from buildkit.config.options import BuildOptions, load_options
 from buildkit.errors import ToolchainError
-from buildkit.toolchain import find_compilers, version_at_least
+from buildkit.frontends.cli import doctor
+from buildkit.frontends.cli.doctor import Check, main, run_doctor
 
 VARIABLES = ("MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "USE_CUDA", "USE_NINJA", "CMAKE_GENERATOR", "CC", "CXX",
              "CUDACXX", "DEMO_CUDA_ARCH_LIST", "BUILDKIT_COMPILER_LAUNCHER", "CMAKE_C_COMPILER",

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from buildkit import toolchain
-from buildkit.cmake_cache import CMakeCache
-from buildkit.configure_state import Decision, diff_inputs, python_identity
-from buildkit.driver import CMakeDriver
+from buildkit.builder import toolchain
+from buildkit.builder.cmake_cache import CMakeCache
+from buildkit.builder.configure_state import Decision, diff_inputs, python_identity
+from buildkit.builder.driver import CMakeDriver
+from buildkit.config.options import load_options, option_keys
+from buildkit.config.settings import load_settings
 from buildkit.errors import BuildFailedError
-from buildkit.options import load_options, option_keys
-from buildkit.settings import load_settings
 
 pytestmark = pytest.mark.slow
 
@@ -255,10 +255,10 @@ LOCKED_RUN = textwrap.dedent("""
     import sys
     from pathlib import Path
     sys.path.insert(0, {repo!r})
-    from buildkit.driver import CMakeDriver
+    from buildkit.builder.driver import CMakeDriver
     from buildkit.errors import BuildkitError
-    from buildkit.options import load_options, option_keys
-    from buildkit.settings import load_settings
+    from buildkit.config.options import load_options, option_keys
+    from buildkit.config.settings import load_settings
     root = Path(sys.argv[1])
     settings = load_settings(root, option_keys())
     options = load_options(settings, environ={{"MAX_JOBS": "2"}})

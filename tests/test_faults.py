@@ -40,7 +40,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from buildkit_testing import clean_env, copy_example, overlay_venv, run
 
 pytestmark = [pytest.mark.slow,
@@ -477,7 +476,7 @@ def test_damaged_cache_is_named_and_reconfigured(damage, project, python, env, r
 # ------------------------------------------------- 4. tools that vanish
 
 def test_vanished_ninja_reconfigures_naming_it(project, python, env, reference, tmp_path):
-    from buildkit import toolchain
+    from buildkit.builder import toolchain
 
     tools = tmp_path / "tools"
     tools.mkdir()

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.errors import BuildkitError, ConfigError, ToolchainError
-from buildkit.flags import (
+from buildkit.builder.flags import (
     POSIX_WARNING_FLAGS,
     ExtensionFlags,
     OsxTarget,
@@ -23,6 +22,7 @@ from buildkit.flags import (
     target_architectures,
     wheel_platform_tag,
 )
+from buildkit.errors import BuildkitError, ConfigError, ToolchainError
 
 FAKE_SDK = "/Applications/Xcode.app/SDKs/MacOSX14.sdk"
 

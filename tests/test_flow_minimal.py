@@ -8,7 +8,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from buildkit_testing import clean_env, run
 
 pytestmark = pytest.mark.slow
@@ -68,7 +67,7 @@ def test_buildkit_develop_cli_no_op_and_uninstall(minimal_project, overlay_pytho
     assert state["inputs"]
     # A no-op run must not import setuptools at all.
     probe = ("import sys, runpy; sys.argv=['buildkit','develop',%r]; "
-             "import buildkit.cli as c; rc=c.main(sys.argv[1:]); "
+             "import buildkit.frontends.cli.main as c; rc=c.main(sys.argv[1:]); "
              "print('setuptools' in sys.modules, rc)") % str(minimal_project)
     assert run([overlay_python, "-c", probe], env=clean_env()).stdout.split()[-2:] == ["False", "0"]
 

@@ -19,12 +19,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from buildkit import init
-from buildkit.options import option_keys
-from buildkit.resources import templates_dir
-from buildkit.settings import load_settings
 from buildkit_testing import clean_env, overlay_venv, run
+
+from buildkit._util.resources import templates_dir
+from buildkit.config.options import option_keys
+from buildkit.config.settings import load_settings
+from buildkit.frontends.cli import init
 
 BUILDKIT = [sys.executable, "-m", "buildkit"]
 NVCC = os.environ.get("CUDACXX") or shutil.which("nvcc")

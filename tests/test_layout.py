@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from buildkit.config.modes import WheelMode
 from buildkit.errors import ConfigError
-from buildkit.layout import (
+from buildkit.package.layout import (
     PackageDataRule,
-    WheelMode,
     collect_package_data,
-    glob_match,
     default_rules,
+    glob_match,
     library_only_layout,
     mode_ext_modules,
     mode_packages,
@@ -278,8 +278,9 @@ SETUP_PY = textwrap.dedent("""
 
     from setuptools import setup
 
-    from buildkit.layout import (WheelMode, collect_package_data, default_rules, library_only_layout,
-                                 mode_packages, rules_from_config)
+    from buildkit.config.modes import WheelMode
+    from buildkit.package.layout import (collect_package_data, default_rules, library_only_layout,
+                                         mode_packages, rules_from_config)
 
     class Cache:
         def get_bool(self, name):

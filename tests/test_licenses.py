@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from buildkit.errors import BuildkitError
-from buildkit.licenses import concatenate_licenses, license_paths
+from buildkit.package.licenses import concatenate_licenses, license_paths
 
 
 @pytest.fixture

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from buildkit import linker_script as ls
+from buildkit.builder import linker_script as ls
 from buildkit.errors import BuildkitError, ToolchainError
+from buildkit.frontends.cli import linker_script as linker_script_cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "linker_script"
 VERBOSE = (FIXTURES / "ld_verbose_x86_64.txt").read_text()
@@ -179,14 +180,14 @@ def test_main(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ld = fake_program(tmp_path / "ld", f"cat {FIXTURES / 'ld_verbose_x86_64.txt'}")
     (tmp_path / "hot.txt").write_text("f3\n")
     out = tmp_path / "s.ld"
-    assert ls.main([str(tmp_path / "hot.txt"), "-o", str(out), "--ld", ld]) == 0
+    assert linker_script_cli.main([str(tmp_path / "hot.txt"), "-o", str(out), "--ld", ld]) == 0
     assert "*(.text.f3)" in out.read_text()
-    assert ls.main([str(tmp_path / "missing.txt"), "-o", str(out), "--ld", ld]) == 1
+    assert linker_script_cli.main([str(tmp_path / "missing.txt"), "-o", str(out), "--ld", ld]) == 1
     assert "missing.txt" in capsys.readouterr().err
 
 
 def test_python_dash_m(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "buildkit.linker_script", "--help"],
+    result = subprocess.run([sys.executable, "-m", "buildkit.frontends.cli.linker_script", "--help"],
                             capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert result.returncode == 0 and "SYMBOLS_FILE" in result.stdout
 

@@ -18,7 +18,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from buildkit_testing import REPO, clean_env, overlay_venv, run
 
 pytestmark = pytest.mark.slow

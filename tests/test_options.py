@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from buildkit.errors import ConfigError, ModeConflictError
-from buildkit.layout import WheelMode
-from buildkit.options import (
-    FALSE_WORDS, TRUE_WORDS, config_settings_scope, current_config_settings, load_options,
-    merged_prefix_path, option_table, parse_bool,
+from buildkit.config.modes import WheelMode
+from buildkit.config.options import (
+    FALSE_WORDS,
+    TRUE_WORDS,
+    config_settings_scope,
+    current_config_settings,
+    load_options,
+    merged_prefix_path,
+    option_keys,
+    option_table,
+    parse_bool,
 )
-from buildkit.settings import load_settings
-from buildkit.options import option_keys
+from buildkit.config.settings import load_settings
+from buildkit.errors import ConfigError, ModeConflictError
 
 
 def write_project(tmp_path, table: str = "", name: str = "demo"):

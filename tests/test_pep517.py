@@ -21,7 +21,6 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 import pytest
-
 from buildkit_testing import copy_example, make_venv, run, venv_env
 
 pytestmark = pytest.mark.slow

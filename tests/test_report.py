@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from buildkit import report, toolchain
+from buildkit.builder import toolchain
 from buildkit.errors import BuildkitError
+from buildkit.frontends.cli import report
 
 HELLO = Path(__file__).parent / "projects" / "hello"
 

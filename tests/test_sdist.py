@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.commands.sdist import normalize_tarball
+from buildkit.frontends.setuptools.commands.sdist import normalize_tarball
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
@@ -37,7 +37,7 @@ licenses = ["third_party/foo/LICENSE"]
 """
 SOURCES = {
     "pyproject.toml": PYPROJECT,
-    "setup.py": "from setuptools import setup\nfrom buildkit.commands.sdist import Sdist\n"
+    "setup.py": "from setuptools import setup\nfrom buildkit.frontends.setuptools.commands.sdist import Sdist\n"
                 "setup(cmdclass={'sdist': Sdist})\n",
     "README.md": "# demo\n",
     "LICENSE": "demo license\n",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from buildkit.config.options import option_keys
+from buildkit.config.settings import SETTINGS, load_settings
 from buildkit.errors import ConfigError
-from buildkit.options import option_keys
-from buildkit.settings import SETTINGS, load_settings
 
 
 def load(tmp_path, table: str, project: str = '[project]\nname = "my-proj"\n'):
@@ -37,7 +37,7 @@ def test_every_key_rejects_a_wrong_type(tmp_path, setting):
 
 
 def test_option_keys_with_wrong_type_are_named(tmp_path):
-    from buildkit.options import load_options
+    from buildkit.config.options import load_options
 
     settings = load(tmp_path, "max-jobs = [1]\n")
     with pytest.raises(ConfigError, match="max-jobs"):

@@ -6,7 +6,6 @@ import json
 import zipfile
 
 import pytest
-
 from buildkit_testing import clean_env, make_venv, pip_install, run
 
 pytestmark = pytest.mark.slow

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from buildkit import toolchain
-from buildkit.errors import ToolchainError
-from buildkit.toolchain import (
+from buildkit.builder import toolchain
+from buildkit.builder.toolchain import (
     Compilers,
     Tool,
     Toolchain,
@@ -25,6 +24,7 @@ from buildkit.toolchain import (
     version_at_least,
     version_from_output,
 )
+from buildkit.errors import ToolchainError
 
 
 def is_script(path: Path) -> bool:

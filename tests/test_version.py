@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from buildkit.errors import ConfigError
-from buildkit.version import ResolvedVersion, render_version_file, resolve_version, write_version_file
+from buildkit.package.version import (
+    ResolvedVersion,
+    render_version_file,
+    resolve_version,
+    write_version_file,
+)
 
 NO_GIT = "/nonexistent/git"  # a git that cannot run, so the host's checkout never leaks in
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

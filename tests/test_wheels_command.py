@@ -9,9 +9,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from buildkit.audit import audit_wheel
 from buildkit_testing import clean_env, copy_example, run
+
+from buildkit.frontends.cli.audit import audit_wheel
 
 BUILDKIT = [sys.executable, "-m", "buildkit", "wheels"]
 CP = "cp%d%d" % sys.version_info[:2]

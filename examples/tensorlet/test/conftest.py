@@ -154,7 +154,7 @@ def compiled_since(before: dict[str, tuple[str, str]], build_dir: Path) -> list[
 
 
 def wheel_defining_entries(build_dir: Path) -> dict[str, str | None]:
-    from buildkit.cmake_cache import CMakeCache
+    from buildkit.builder.cmake_cache import CMakeCache
 
     cache = CMakeCache.read(build_dir)
     return {name: cache.get_value(name) for name in WHEEL_DEFINING_ENTRIES}

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.version import resolve_version
+from buildkit.package.version import resolve_version
 from conftest import ROOT, compiled_since, have_tool, ninja_entries, run, tool
 
 REPO = ROOT.parents[1]
@@ -63,10 +63,10 @@ def _buildkit_wheels_calls(text: str) -> list[list[str]]:
 def test_ci_workflow_and_cibuildwheel_run_real_commands():
     import yaml
 
-    from buildkit.cli import DELEGATED
-    from buildkit.wheels import KINDS, build_parser
+    from buildkit.frontends.cli.main import DELEGATED
+    from buildkit.frontends.cli.wheels import KINDS, build_parser
 
-    assert DELEGATED["wheels"][0] == "buildkit.wheels"  # `python -m buildkit wheels` is that parser
+    assert DELEGATED["wheels"][0] == "buildkit.frontends.cli.wheels"  # `python -m buildkit wheels` is that parser
     workflow = yaml.safe_load((CI / "wheels.yml").read_text())
     jobs = workflow["jobs"]
     assert {"library", "python"} <= set(jobs)

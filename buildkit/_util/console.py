@@ -1,0 +1,106 @@
+"""All of buildkit's terminal output goes through here.
+
+On a terminal this uses rich (colours, boxed warnings, progress); without one
+(CI, pipes, ``CI=true``) it prints plain lines with no control codes, so logs stay
+readable.  Nothing else in buildkit calls ``print``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import lru_cache
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+if TYPE_CHECKING:  # rich costs ~20 ms to import: only load it when something is printed
+    from rich.console import Console
+    from rich.table import Table
+
+
+def is_interactive() -> bool:
+    if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        return False
+    if os.environ.get("NO_COLOR") is not None or os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stderr.isatty()
+
+
+@lru_cache(maxsize=None)
+def _console(interactive: bool) -> "Console":
+    # rich costs ~20 ms to import: loaded only when something is printed.
+    from rich.console import Console
+
+    if interactive:
+        return Console(stderr=True, highlight=False)
+    # Plain mode: no colour, no cursor movement, wide enough that tables don't wrap
+    # into unreadable columns in CI logs.
+    return Console(stderr=True, highlight=False, no_color=True, force_terminal=False,
+                   force_interactive=False, width=max(100, _env_width()), soft_wrap=True,
+                   emoji=False, color_system=None)
+
+
+def _env_width() -> int:
+    try:
+        return int(os.environ.get("COLUMNS", "120"))
+    except ValueError:
+        return 120
+
+
+def console() -> "Console":
+    return _console(is_interactive())
+
+
+def plain(line: str) -> None:
+    """One line to stderr without rich: the no-op path's only output."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def info(message: str) -> None:
+    if is_interactive():
+        console().print(f"[bold cyan]buildkit[/]: {message}", markup=True)
+    else:
+        plain(f"buildkit: {message}")
+
+
+def detail(message: str) -> None:
+    """A line that only matters when something goes wrong or VERBOSE=1."""
+    if os.environ.get("VERBOSE", "0") not in {"", "0"}:
+        plain(f"buildkit: {message}")
+
+
+def warn(message: str) -> None:
+    if is_interactive():
+        console().print(f"[bold yellow]buildkit warning[/]: {message}")
+    else:
+        plain(f"buildkit warning: {message}")
+
+
+def boxed(title: str, message: str, style: str = "yellow") -> None:
+    """A boxed recommendation or warning; a plain framed block without a terminal."""
+    if is_interactive():
+        from rich.panel import Panel  # rich: loaded only when printed (see _console)
+
+        console().print(Panel(message, title=title, border_style=style, expand=False))
+        return
+    width = min(max(len(line) for line in message.splitlines() or [""]) + 4, 100)
+    bar = "+" + "-" * (width - 2) + "+"
+    lines = [bar, f"| {title}".ljust(width - 1) + "|", bar]
+    lines += [f"| {line}".ljust(width - 1) + "|" for line in message.splitlines()]
+    lines.append(bar)
+    console().print("\n".join(lines), markup=False, highlight=False)
+
+
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> "Table":
+    from rich.table import Table  # rich: loaded only when printed (see _console)
+
+    tbl = Table(title=title, show_lines=False, box=None if not is_interactive() else None)
+    for col in columns:
+        tbl.add_column(col, overflow="fold")
+    for row in rows:
+        tbl.add_row(*("" if cell is None else str(cell) for cell in row))
+    return tbl
+
+
+def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    console().print(table(title, columns, rows))

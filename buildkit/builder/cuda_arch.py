@@ -1,0 +1,148 @@
+"""CUDA architecture lists: PyTorch's form in, ``CMAKE_CUDA_ARCHITECTURES`` out.
+
+Users write ``TORCH_CUDA_ARCH_LIST``-style lists (``7.5;8.0;9.0+PTX``, ``8.6 9.0``,
+``Ampere``) or CMake's own (``75-real;80-real;90``, ``all``).  PyTorch-style entries
+get real code (SASS) each, and the newest one also gets PTX so the wheel still runs,
+JIT-compiled, on GPUs newer than the toolkit knows; ``+PTX`` adds PTX to another one.
+CMake-style entries keep exactly their CMake meaning.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from buildkit.errors import ConfigError
+
+DEFAULT_ARCH_LIST = "7.5;8.0;9.0"
+# The oldest architecture CUDA 13 compiles for; older toolkits pass their own.
+CUDA13_MINIMUM_ARCH = 75
+SPECIAL_VALUES = ("all", "all-major", "native")
+# PyTorch's names (torch.utils.cpp_extension), the pre-Turing ones only to give the
+# "too old" error instead of "unknown word".
+NAMED_ARCHES = {
+    "kepler": "3.5", "maxwell": "5.0;5.2", "pascal": "6.0;6.1", "volta": "7.0", "turing": "7.5",
+    "ampere": "8.0;8.6", "ada": "8.9", "hopper": "9.0", "blackwell": "10.0;12.0",
+}
+_PYTORCH_FORM = re.compile(r"^(\d{1,2})\.(\d)([af]?)(\+ptx)?$", re.I)
+_CMAKE_FORM = re.compile(r"^(\d{2,3})([af]?)(?:-(real|virtual))?$", re.I)
+
+
+@dataclass
+class _Arch:
+    number: int  # 75, 90, 100
+    suffix: str  # "", "a" (sm_90a) or "f"
+    real: bool
+    ptx: bool
+    cmake_form: bool  # written CMake-style: its meaning is exact, no PTX is added
+
+    @property
+    def name(self) -> str:
+        return f"{self.number}{self.suffix}"
+
+    def render(self) -> str:
+        return self.name + ("" if self.real and self.ptx else "-real" if self.real else "-virtual")
+
+
+def normalize_cuda_architectures(value: str | None, *, gpu_present: bool | None = None,
+                                 variable: str = "TORCH_CUDA_ARCH_LIST", default: str = DEFAULT_ARCH_LIST,
+                                 minimum: int = CUDA13_MINIMUM_ARCH) -> str:
+    """The ``CMAKE_CUDA_ARCHITECTURES`` value for a PyTorch- or CMake-style list.
+
+    ``7.5;8.0;9.0`` becomes ``75-real;80-real;90`` (CMake's ``90`` is real code plus
+    PTX).  Raises ConfigError naming ``variable`` for unknown words, architectures
+    below ``minimum`` and ``native`` without a GPU (``gpu_present=None`` asks nvidia-smi).
+    """
+    text = (value or "").strip()
+    if not text:
+        return normalize_cuda_architectures(default, gpu_present=gpu_present, variable=f"{variable} (project default)",
+                                            default="", minimum=minimum) if default else ""
+    tokens = [t for t in re.split(r"[;,\s]+", text) if t]
+    special = [t.lower() for t in tokens if t.lower() in SPECIAL_VALUES]
+    if special:
+        return _special(special[0], tokens, value, variable, gpu_present)
+    arches: dict[str, _Arch] = {}
+    for token in _expand_names(tokens):
+        arch = _parse_token(token, value, variable, minimum)
+        seen = arches.setdefault(arch.name, arch)
+        if seen is not arch:  # listed twice: keep everything asked for
+            seen.real, seen.ptx = seen.real or arch.real, seen.ptx or arch.ptx
+            seen.cmake_form = seen.cmake_form or arch.cmake_form
+    ordered = sorted(arches.values(), key=lambda a: (a.number, a.suffix))
+    newest = ordered[-1]
+    if not newest.cmake_form:
+        newest.ptx = True
+    return ";".join(arch.render() for arch in ordered)
+
+
+def _special(word: str, tokens: list[str], value: str | None, variable: str, gpu_present: bool | None) -> str:
+    if len(tokens) > 1:
+        raise ConfigError(f"{variable}={value!r} mixes `{word}` with other architectures.",
+                          f"Use `{word}` on its own, or list the architectures, e.g. {variable}='7.5;8.0;9.0'.")
+    if word == "native" and not (gpu_detected() if gpu_present is None else gpu_present):
+        raise ConfigError(f"{variable}=native asks for the GPUs of this machine, but it has none.",
+                          f"List the architectures to build for instead, e.g. {variable}='7.5;8.0;9.0' "
+                          f"(7.5 Turing, 8.0/8.6 Ampere, 8.9 Ada, 9.0 Hopper).")
+    return word
+
+
+def _expand_names(tokens: list[str]) -> list[str]:
+    expanded: list[str] = []
+    for token in tokens:
+        base, plus, _ = token.lower().partition("+")
+        if base in NAMED_ARCHES:
+            # "Ampere+PTX" puts PTX on the newest member of the family.
+            members = NAMED_ARCHES[base].split(";")
+            expanded += members[:-1] + [members[-1] + ("+PTX" if plus else "")]
+        else:
+            expanded.append(token)
+    return expanded
+
+
+def _parse_token(token: str, value: str | None, variable: str, minimum: int) -> _Arch:
+    pytorch, cmake = _PYTORCH_FORM.match(token), _CMAKE_FORM.match(token)
+    if pytorch:
+        arch = _Arch(int(pytorch[1]) * 10 + int(pytorch[2]), pytorch[3].lower(), True, bool(pytorch[4]), False)
+    elif cmake:
+        kind = (cmake[3] or "").lower()
+        arch = _Arch(int(cmake[1]), cmake[2].lower(), kind != "virtual", kind != "real", True)
+    else:
+        names = ", ".join(name.capitalize() for name in NAMED_ARCHES)
+        raise ConfigError(
+            f"{variable}={value!r}: `{token}` is not a CUDA architecture.",
+            f"Write architectures as compute capabilities separated by `;` or spaces: PyTorch style "
+            f"`7.5;8.0;9.0+PTX`, CMake style `75-real;80-real;90`, a name ({names}), or one of "
+            f"{', '.join(SPECIAL_VALUES)}.")
+    if arch.number < minimum:
+        raise ConfigError(
+            f"{variable}={value!r} asks for sm_{arch.number} (`{token}`), but "
+            f"{'CUDA 13' if minimum == CUDA13_MINIMUM_ARCH else 'this CUDA toolkit'} compiles for "
+            f"sm_{minimum} ({minimum // 10}.{minimum % 10}) and newer only.",
+            f"Remove the older architectures from {variable}, e.g. {variable}='7.5;8.0;9.0', "
+            "or build with an older CUDA toolkit that still supports them.")
+    return arch
+
+
+def minimum_arch_for_cuda(cuda_version: str | None) -> int:
+    """The oldest sm_XX a CUDA toolkit version compiles for (CUDA 13 dropped Maxwell to Volta)."""
+    major = int(cuda_version.split(".")[0]) if cuda_version and cuda_version.split(".")[0].isdigit() else 13
+    return 75 if major >= 13 else 50 if major == 12 else 35
+
+
+def gpu_detected() -> bool:
+    """Whether nvidia-smi lists a GPU; no driver or no nvidia-smi means no."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return False
+    try:
+        proc = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0 and "GPU " in proc.stdout
+
+
+def architecture_numbers(normalized: str) -> list[str]:
+    """The sm_XX names ("75", "90a") in a normalized value; empty for all/all-major/native."""
+    return [part.split("-")[0] for part in normalized.split(";") if part and part not in SPECIAL_VALUES]

@@ -1,0 +1,426 @@
+"""Configure, build and install one CMake build folder, doing as little as possible.
+
+:meth:`CMakeDriver.run` takes the folder's lock, configures only when needed, builds,
+installs into the package tree and copies ``compile_commands.json`` to the project.
+
+* Configure inputs (forwarded ``-D`` values, CMAKE_ARGS, generator, build type, tools
+  and versions, CMake's environment variables, launcher, CUDA architectures, install
+  prefix, prefix path, Python) are recorded in ``.buildkit/configure.json`` after a
+  successful configure and deleted before one, so an interrupted configure runs again;
+  each changed input is named.  Only what CMake reads into a new cache alone (the
+  generator, toolchain file, source folder, and the compiler of a language the cache
+  already enabled) forces a fresh configure.
+* A new Python reconfigures with ``-U`` patterns that drop FindPython's cached
+  results, instead of deleting the cache: every other entry and object file stays.
+* The tools are recorded at configure and reused without starting them until
+  :func:`buildkit.builder.toolchain.check_record` says one is gone or changed (a ninja from a
+  deleted pip build environment); then they are found again and CMake reconfigured.
+* ninja is run directly for the Ninja generator: ``cmake --build`` only starts it,
+  and skipping cmake halves a no-op build (0.01 s instead of 0.022 s).
+* ``cmake --install`` leaves up-to-date files alone, and it is not run at all when
+  ninja had no work and nothing was built or regenerated since a complete install.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from buildkit._util import console
+from buildkit._util.fileutil import read_json as _read_json
+from buildkit._util.fileutil import write_json as _write_json
+from buildkit.builder import file_api, toolchain
+from buildkit.builder.build_lock import DEFAULT_TIMEOUT_S, lock_build_folder
+from buildkit.builder.build_output import (
+    StepResult,
+    copy_if_changed,
+    print_summary,
+    run_step,
+)
+from buildkit.builder.cmake_cache import (
+    CacheTruncatedError,
+    CMakeCache,
+    CMakeCacheError,
+    is_cmake_notfound,
+)
+from buildkit.builder.configure_state import (
+    CACHE_COMPILERS,
+    FINGERPRINT_FORMAT,
+    TOOL_LABELS,
+    Decision,
+    diff_inputs,
+    needs_fresh,
+    python_identity,
+)
+from buildkit.builder.cuda_arch import normalize_cuda_architectures
+from buildkit.builder.install_step import PackageTreeInstall
+from buildkit.builder.jobs import default_job_count
+from buildkit.builder.toolchain import Compilers, Toolchain
+from buildkit.config.options import BuildOptions, merged_prefix_path
+from buildkit.config.settings import ProjectSettings
+from buildkit.errors import BuildFailedError, ToolchainError
+
+# FindPython (and pybind11's older FindPythonInterp/Libs) cache what they found
+# under these names; -U drops them so they are looked up again for the new Python.
+PYTHON_CACHE_PATTERNS = ("Python_*", "Python3_*", "PYTHON_*", "_Python*", "_PYTHON*")
+_UNREAD = object()
+
+
+@dataclass
+class DriverResult:
+    decision: Decision
+    timings: dict[str, float] = field(default_factory=dict)  # phase -> seconds, and "total"
+    steps: int = 0  # Ninja edges run
+    installed: bool = False  # whether the install step ran
+    cmake_only: bool = False  # stopped after configure
+    compile_commands_updated: bool = False
+
+    @property
+    def configured(self) -> bool:
+        return "configure" in self.timings
+
+
+class CMakeDriver:
+    def __init__(self, settings: ProjectSettings, options: BuildOptions, *, install_prefix: Path,
+                 extra_defines: Mapping[str, str] = {}, prefix_path: Sequence[str | Path] = (),
+                 build_dir: Path | None = None, lock_timeout: float = DEFAULT_TIMEOUT_S):
+        self.settings = settings
+        self.options = options
+        self.install_prefix = Path(install_prefix).absolute()
+        self.extra_defines = dict(extra_defines)
+        self.prefix_path = [str(p) for p in prefix_path]
+        self.build_dir = Path(build_dir or settings.build_dir).absolute()
+        self.source_dir = settings.source_dir
+        self.state_dir = self.build_dir / ".buildkit"
+        self.fingerprint_path = self.state_dir / "configure.json"
+        self.lock_timeout = lock_timeout
+        self._cache: Any = _UNREAD
+        self._toolchain: Toolchain | None = None
+
+    # ------------------------------------------------------------ state
+    @property
+    def cache(self) -> CMakeCache | None:
+        """The parsed CMakeCache.txt, None before the first configure."""
+        if self._cache is _UNREAD:
+            self._cache = CMakeCache.read_complete(self.build_dir / "CMakeCache.txt")
+        return self._cache
+
+    def _cached(self, name: str) -> str | None:
+        try:
+            cache = self.cache
+        except CMakeCacheError:
+            return None
+        return cache.get_value(name) if cache is not None else None
+
+    def _generator(self) -> str | None:
+        return self.options.cmake_generator or self._cached("CMAKE_GENERATOR")
+
+    def _uses_ninja(self) -> bool:
+        return (self._generator() or "").startswith("Ninja")
+
+    def build_type(self) -> str:
+        return self.options.resolve_build_type(self._cached("CMAKE_BUILD_TYPE"))
+
+    # --------------------------------------------------------- decision
+    def configure_decision(self) -> Decision:
+        """Whether CMake must configure, and every reason why."""
+        if self.options.cmake_fresh:
+            return Decision(True, ["CMAKE_FRESH=1 asks for a configure from scratch"], fresh=True)
+        try:
+            cache = self.cache
+        except CMakeCacheError as exc:
+            what = ("truncated (its last line has no line break)" if isinstance(exc, CacheTruncatedError)
+                    else f"unreadable (line {exc.lineno})")
+            return Decision(True, [f"CMakeCache.txt is {what}: reconfiguring from scratch"], fresh=True)
+        if cache is None:
+            return Decision(True, ["no CMakeCache.txt"])
+        reasons = self._missing_build_files(cache)
+        tools, tool_reasons = self._current_toolchain(cache)
+        reasons += tool_reasons
+        old = self._read_fingerprint()
+        if old is None:
+            reasons.append("no record of a finished configure (the last one was interrupted, "
+                           "or another tool made this build folder)")
+            return Decision(True, reasons)
+        changes = diff_inputs(old, self.configure_inputs(tools, self.build_type()))
+        reasons += [text for _, text in changes]
+        return Decision(bool(reasons), reasons, fresh=any(needs_fresh(label, cache) for label, _ in changes),
+                        forget_python=any(label == "Python" for label, _ in changes))
+
+    def _missing_build_files(self, cache: CMakeCache) -> list[str]:
+        reasons = []
+        if self._uses_ninja() and not (self.build_dir / "build.ninja").is_file():
+            reasons.append("build.ninja is missing")
+        make = cache.get_value("CMAKE_MAKE_PROGRAM")
+        if make and os.path.isabs(make) and not os.path.exists(make):
+            reasons.append(f"the build program CMake recorded, {make}, no longer exists")
+        return reasons
+
+    def _current_toolchain(self, cache: CMakeCache) -> tuple[Toolchain, list[str]]:
+        """The recorded tools when they are unchanged; else newly found ones, and why."""
+        raw = _read_json(toolchain.record_path(self.build_dir))
+        reasons = toolchain.check_record(raw) if isinstance(raw, dict) else ["no record of the tools used"]
+        if not reasons:
+            self._toolchain = Toolchain.from_record(raw)
+        else:
+            self._toolchain = self._discover(cache)
+        return self._toolchain, reasons
+
+    def _discover(self, cache: CMakeCache | None) -> Toolchain:
+        cmake = toolchain.find_cmake(self.settings["cmake-minimum-version"])
+        ninja = toolchain.find_ninja() if self._uses_ninja() else None
+        return Toolchain(cmake, ninja, _compilers_from_cache(cache))
+
+    def _tools(self) -> Toolchain:
+        if self._toolchain is None:
+            self._toolchain = toolchain.load_recorded(self.build_dir) or self._discover(None)
+        return self._toolchain
+
+    # ------------------------------------------------------- fingerprint
+    def configure_inputs(self, tools: Toolchain | None, build_type: str) -> dict[str, str]:
+        """Everything a configure depends on, as label -> value (the labels name changes)."""
+        o = self.options
+        inputs = {
+            "source folder": str(self.source_dir),
+            "generator": o.cmake_generator,
+            "build type": build_type,
+            "install prefix": str(self.install_prefix),
+            "CMAKE_PREFIX_PATH": merged_prefix_path(o, self.prefix_path),
+            "compiler launcher": self._launcher(),
+            "CUDA architectures": self._cuda_architectures(),
+            "CMAKE_ARGS": shlex.join(o.cmake_args),
+            "Python": python_identity(),
+            **{f"-D{name}": value for name, value in o.cmake_defines},
+            **{f"-D{name} (set by buildkit)": value for name, value in self.extra_defines.items()},
+            **{f"environment {name}": value for name, value in o.cmake_environment},
+            **{f"environment {name}": value for name, value in self._compiler_variables().items()},
+        }
+        for kind, tool in (tools.tools().items() if tools else ()):
+            if tool is not None:
+                inputs[TOOL_LABELS[kind]] = f"{tool.path} {tool.version}"
+        return {label: value for label, value in inputs.items() if value is not None}
+
+    def _read_fingerprint(self) -> dict[str, str] | None:
+        data = _read_json(self.fingerprint_path)
+        ok = isinstance(data, dict) and data.get("format") == FINGERPRINT_FORMAT and isinstance(data.get("inputs"), dict)
+        return data["inputs"] if ok else None
+
+    def _launcher(self) -> str | None:
+        # ccache/sccache are worth using whenever they are installed; an explicit
+        # BUILDKIT_COMPILER_LAUNCHER (or a forwarded -D) wins, and "none" turns it off.
+        if self.options.compiler_launcher:
+            return None if self.options.compiler_launcher.lower() == "none" else self.options.compiler_launcher
+        return shutil.which("ccache") or shutil.which("sccache")
+
+    def _cuda_architectures(self) -> str | None:
+        if not self.options.cuda_arch_list:
+            return None
+        return normalize_cuda_architectures(self.options.cuda_arch_list,
+                                            variable=self.options.variable_names.get("cuda_arch_list", "CUDA_ARCH_LIST"))
+
+    # ---------------------------------------------------------- configure
+    def configure_command(self, tools: Toolchain, build_type: str, forget_python: bool = False) -> list[str]:
+        """The cmake argument list; never a shell string, so values arrive verbatim."""
+        o = self.options
+        command = [str(tools.cmake.path), "-S", str(self.source_dir), "-B", str(self.build_dir),
+                   "--no-warn-unused-cli"]  # buildkit passes variables not every project reads
+        if o.cmake_generator:
+            command += ["-G", o.cmake_generator]
+        if forget_python:
+            command += [f"-U{pattern}" for pattern in PYTHON_CACHE_PATTERNS]
+        defines = {"CMAKE_BUILD_TYPE": build_type, "CMAKE_INSTALL_PREFIX": str(self.install_prefix),
+                   "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
+                   "Python_EXECUTABLE": sys.executable, "Python3_EXECUTABLE": sys.executable}
+        if tools.ninja is not None and self._uses_ninja():
+            defines["CMAKE_MAKE_PROGRAM"] = str(tools.ninja.path)
+        if prefix := merged_prefix_path(o, self.prefix_path):
+            defines["CMAKE_PREFIX_PATH"] = prefix
+        if launcher := self._launcher():
+            defines.update({f"CMAKE_{lang}_COMPILER_LAUNCHER": launcher for lang in ("C", "CXX", "CUDA")})
+        if architectures := self._cuda_architectures():
+            defines["CMAKE_CUDA_ARCHITECTURES"] = architectures
+        defines.update(o.cmake_defines)  # the user's -D values win over buildkit's defaults
+        defines.update(self.extra_defines)
+        return [*command, *(f"-D{name}={value}" for name, value in defines.items()), *o.cmake_args]
+
+    def configure(self, decision: Decision | None = None) -> StepResult:
+        """Run CMake; on success record the tools and the configure inputs."""
+        decision = decision or self.configure_decision()
+        build_type = self.build_type()  # read before a fresh start deletes the cache
+        if decision.fresh:
+            self._delete_cache()
+        self.fingerprint_path.unlink(missing_ok=True)
+        # From scratch means finding the tools again too (the probe cache makes it cheap).
+        tools = self._discover(None) if decision.fresh else self._tools()
+        self._check_named_compilers()
+        command = self.configure_command(tools, build_type, decision.forget_python)
+        file_api.request_codemodel(self.build_dir)
+        try:
+            result = run_step("configure", command, build_dir=self.build_dir, verbose=self.options.verbose)
+        except BuildFailedError as error:
+            error.hint = error.hint or self._vanished_compiler_hint()
+            raise
+        self._cache = _UNREAD
+        tools = replace(tools, compilers=_compilers_from_cache(self.cache))
+        toolchain.record(self.build_dir, tools)
+        self._toolchain = tools
+        _write_json(self.fingerprint_path, {"format": FINGERPRINT_FORMAT,
+                                            "inputs": self.configure_inputs(tools, build_type)})
+        return result
+
+    def _compiler_variables(self) -> dict[str, str]:
+        o = self.options
+        return {name: value for name, value in (("CC", o.cc), ("CXX", o.cxx), ("CUDACXX", o.cudacxx)) if value}
+
+    def _check_named_compilers(self) -> None:
+        """A compiler named by CC/CXX/CUDACXX that doesn't exist: say so before CMake fails obscurely."""
+        for variable, value in self._compiler_variables().items():
+            program = shlex.split(value)[-1] if value.strip() else value  # "ccache g++" runs g++
+            if os.sep in program and os.path.exists(program) or shutil.which(program):
+                continue
+            raise ToolchainError(
+                f"{variable}={value!r} names a compiler that does not exist.",
+                self._vanished_compiler_hint()
+                or f"Install it, point {variable} at an installed compiler, or unset {variable} to let CMake "
+                   "find one (`buildkit doctor` lists the compilers it finds).")
+
+    def _vanished_compiler_hint(self) -> str | None:
+        """What to do when a compiler this folder was configured with is gone (CMake's own
+        error only says it can't find it)."""
+        recorded = toolchain.load_recorded(self.build_dir)
+        defines = dict(self.options.cmake_defines)
+        for kind, variable in (("c", "CC"), ("cxx", "CXX"), ("nvcc", "CUDACXX")):
+            tool = getattr(recorded.compilers, kind) if recorded else None
+            if tool is None or os.path.lexists(tool.path):
+                continue
+            define = CACHE_COMPILERS[kind]
+            naming = [f"{name}={value}" for name, value in ((variable, os.environ.get(variable)),
+                                                            (define, defines.get(define)))
+                      if value and str(tool.path) in value]
+            if naming:
+                return (f"The {TOOL_LABELS[kind]} {tool.path} this build folder was configured with no longer exists, "
+                        f"and {' and '.join(naming)} still names it: install it again, or set {variable} to an "
+                        "installed compiler (or unset it) and run again.")
+            return (f"The {TOOL_LABELS[kind]} {tool.path} this build folder was configured with no longer exists: "
+                    "install it again, or run again with CMAKE_FRESH=1 to configure with the compilers found now.")
+        return None
+
+    def _delete_cache(self) -> None:
+        # Only these two, only inside the build folder: never follow a link out of it.
+        (self.build_dir / "CMakeCache.txt").unlink(missing_ok=True)
+        files = self.build_dir / "CMakeFiles"
+        if files.is_symlink():
+            files.unlink()
+        elif files.is_dir():
+            shutil.rmtree(files)
+        self._cache = _UNREAD
+
+    # -------------------------------------------------------------- build
+    def job_count(self) -> int:
+        if self.options.jobs:
+            return self.options.jobs
+        return default_job_count(job_memory_mb=self.settings["job-memory-mb"], cuda=self._uses_cuda(),
+                                 cuda_job_memory_mb=self.settings["cuda-job-memory-mb"])
+
+    def _uses_cuda(self) -> bool:
+        cache = self.cache
+        if cache is None:
+            return False
+        compiler = cache.get_value("CMAKE_CUDA_COMPILER")
+        return bool(compiler and not is_cmake_notfound(compiler)) or ("USE_CUDA" in cache and cache.get_bool("USE_CUDA"))
+
+    def build_command(self, jobs: int) -> list[str]:
+        make = self._cached("CMAKE_MAKE_PROGRAM")
+        if self._generator() == "Ninja" and make:
+            return [make, "-C", str(self.build_dir), "-j", str(jobs), *(["-v"] if self.options.verbose else [])]
+        return [str(self._tools().cmake.path), "--build", str(self.build_dir), "--config", self.build_type(),
+                "-j", str(jobs), *(["--verbose"] if self.options.verbose else [])]
+
+    def build(self) -> StepResult:
+        jobs = self.job_count()
+        return run_step("build", self.build_command(jobs), build_dir=self.build_dir,
+                        verbose=self.options.verbose, jobs=jobs)
+
+    # ------------------------------------------------------------ install
+    def install(self, build: StepResult | None = None) -> StepResult | None:
+        """Install into the package tree; None when skipped because everything is installed."""
+        return self._installer().install(build)
+
+    def install_is_current(self) -> bool:
+        return self._installer().is_current()
+
+    def _installer(self) -> PackageTreeInstall:
+        return PackageTreeInstall(self.build_dir, self.install_prefix, self._tools().cmake.path, self.build_type(),
+                                  verbose=self.options.verbose)
+
+    def sync_compile_commands(self) -> bool:
+        """Copy compile_commands.json to the project root when its content changed."""
+        return copy_if_changed(self.build_dir / "compile_commands.json", self.settings.root / "compile_commands.json",
+                               self.state_dir / "compile_commands.stamp")
+
+    # ---------------------------------------------------------------- lock
+    def lock(self):
+        """Hold ``.buildkit/lock``: two builds in one folder would overwrite each other's files."""
+        return lock_build_folder(self.build_dir, self.lock_timeout)
+
+    # ----------------------------------------------------------------- run
+    def run(self, *, lock_held: bool = False) -> DriverResult:
+        """Decide, configure if needed, build, install, update compile_commands.json.
+
+        ``lock_held``: the caller holds the folder's lock for its whole command
+        (:meth:`buildkit.project.Project.locked`); otherwise the run takes it itself.
+        """
+        started = time.perf_counter()
+        if lock_held:
+            result = self._run_locked()
+        else:
+            with self.lock():
+                result = self._run_locked()
+        if not result.cmake_only:
+            print_summary(list(result.timings.items()), result.steps)
+        result.timings["total"] = time.perf_counter() - started
+        return result
+
+    def _run_locked(self) -> DriverResult:
+        decision = self.configure_decision()
+        result = DriverResult(decision)
+        if decision.needed:
+            console.info(f"configuring {self.build_dir}: " + "; ".join(decision.reasons))
+            result.timings["configure"] = self.configure(decision).seconds
+        if self.options.cmake_only:
+            result.cmake_only = True
+            result.compile_commands_updated = self.sync_compile_commands()
+            self._explain_cmake_only()
+            return result
+        build = self.build()
+        result.timings["build"], result.steps = build.seconds, build.steps
+        installed = self.install(build)
+        if installed is not None:
+            result.timings["install"], result.installed = installed.seconds, True
+        result.compile_commands_updated = self.sync_compile_commands()
+        return result
+
+    def _explain_cmake_only(self) -> None:
+        command = shlex.join([str(self._tools().cmake.path), "--build", str(self.build_dir), "--target", "install"])
+        console.info(f"stopped after configure (CMAKE_ONLY=1). To build and install, run `{command}`, "
+                     "or run this command again without CMAKE_ONLY.")
+
+
+# -------------------------------------------------------------- helpers
+
+def _compilers_from_cache(cache: CMakeCache | None) -> Compilers:
+    """The compilers CMake actually chose (CC, CXX, toolchain files...), with versions."""
+    found: dict[str, toolchain.Tool | None] = {}
+    for kind, variable in CACHE_COMPILERS.items():
+        path = cache.get_value(variable) if cache is not None else None
+        usable = path and os.path.isabs(path) and not is_cmake_notfound(path)
+        found[kind] = toolchain.probe_tool(kind, path) if usable else None
+    return Compilers(**found)
+
+

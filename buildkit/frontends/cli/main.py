@@ -1,0 +1,94 @@
+"""The ``buildkit`` command line.
+
+Subcommands that only drive CMake (develop, build) never import setuptools unless
+something needs packaging; see :mod:`buildkit.frontends.develop`.  The other tools
+are imported by name when asked for: together they cost ~35 ms to import (wheels
+and audit most), which the no-op ``buildkit develop`` must not pay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+from buildkit._util import console
+from buildkit.errors import exit_on_error
+from buildkit.frontends.cli.docs import write_reference
+from buildkit.frontends.develop import develop
+from buildkit.project import Project
+
+# Subcommands implemented by other modules' own ``main(argv)``: name -> (module, help).
+DELEGATED: dict[str, tuple[str, str]] = {
+    "doctor": ("buildkit.frontends.cli.doctor", "check the toolchain and print one table of findings and fixes"),
+    "report": ("buildkit.frontends.cli.report", "slowest translation units and a Chrome trace of the last build"),
+    "linker-script": ("buildkit.frontends.cli.linker_script", "write a linker script that puts listed functions first in .text"),
+    "clean": ("buildkit.frontends.cli.clean", "remove build outputs (never tracked files or anything outside the project)"),
+    "wheels": ("buildkit.frontends.cli.wheels", "build, repair (auditwheel), audit and smoke-test the wheels CI publishes"),
+    "init": ("buildkit.frontends.cli.init", "scaffold a new project: C++ library, Python package, tests, CI (--cuda, --split)"),
+}
+
+
+def _project_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", default=".", type=Path, help="project folder (default: .)")
+
+
+@exit_on_error
+def _develop(args: argparse.Namespace) -> int:
+    develop(args.path.resolve(), register=True)
+    return 0
+
+
+@exit_on_error
+def _build(args: argparse.Namespace) -> int:
+    develop(args.path.resolve(), register=False)
+    return 0
+
+
+@exit_on_error
+def _options(args: argparse.Namespace) -> int:
+    project = Project.load(args.path.resolve())
+    console.console().print(project.options)
+    return 0
+
+
+@exit_on_error
+def _docs(args: argparse.Namespace) -> int:
+    changed = write_reference(args.output)
+    print(f"{args.output}: {'updated' if changed else 'up to date'}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="buildkit", description="Build CMake C++/CUDA Python projects.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    commands: dict[str, Callable[[argparse.Namespace], int]] = {}
+    for name, func, text in (("develop", _develop, "build in place and keep the editable install current"),
+                             ("build", _build, "configure if needed, build and install into the package tree"),
+                             ("options", _options, "print the resolved build options and where each came from")):
+        p = sub.add_parser(name, help=text, description=text)
+        _project_arg(p)
+        p.set_defaults(func=func)
+        commands[name] = func
+    docs = sub.add_parser("docs", help="regenerate docs/configuration.md from the option tables")
+    docs.add_argument("-o", "--output", type=Path, default=Path("docs/configuration.md"))
+    docs.set_defaults(func=_docs)
+    for name, (_, text) in DELEGATED.items():
+        p = sub.add_parser(name, help=text, add_help=False)
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:
+        module = importlib.import_module(DELEGATED[argv[0]][0])
+        return module.main(argv[1:])
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

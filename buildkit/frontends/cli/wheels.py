@@ -1,0 +1,313 @@
+"""``buildkit wheels``: build, repair, audit and smoke-test the wheels CI publishes.
+
+Kinds: ``full`` (one wheel per Python), ``library`` (the C++ libraries once per
+platform), ``python`` (the bindings per Python, built against the library wheel
+found in --out or --wheelhouse) and ``split`` (library, then python against it).
+Every build runs in a fresh venv of its interpreter that gets buildkit and the
+project's build requirements from --wheelhouse; every wheel is repaired with
+auditwheel (a python-only wheel excluding the library distribution's libraries),
+audited (buildkit.frontends.cli.audit) and installed into a fresh venv for ``import <package>``
+plus the project's ``smoke-test`` command. A table sums it up; any failure
+exits non-zero with its reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from buildkit._util import console
+from buildkit._util.fileutil import write_json
+from buildkit.errors import BuildkitError, exit_on_error
+from buildkit.frontends.cli import audit as audit_mod
+from buildkit.project import Project
+
+KINDS = ("full", "library", "python", "split")
+
+
+@dataclass
+class Outcome:
+    """One published wheel and what happened to it."""
+
+    label: str
+    wheel: Path | None = None
+    python: str = sys.executable
+    problems: list[str] = field(default_factory=list)
+    policy: str | None = None
+    audited: bool = False
+    smoke: str = "skipped"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="buildkit wheels", description="Build, repair (auditwheel), audit and "
+                                "smoke-test the wheels a CI pipeline publishes.")
+    p.add_argument("path", nargs="?", default=".", type=Path, help="project folder (default: .)")
+    p.add_argument("--kind", choices=KINDS, default="full", help="which wheels to build (default: full)")
+    p.add_argument("--python", action="extend", nargs="+", default=[], metavar="PY",
+                   help="interpreter(s) to build the python/full wheels for (default: this one)")
+    p.add_argument("--out", type=Path, default=Path("wheelhouse"),
+                   help="where the final wheels go (default: ./wheelhouse)")
+    p.add_argument("--wheelhouse", type=Path,
+                   help="local wheels for the build and smoke venvs (pip --no-index --find-links)")
+    p.add_argument("--no-repair", action="store_true", help="skip auditwheel repair")
+    p.add_argument("--no-smoke", action="store_true", help="skip the smoke tests")
+    p.add_argument("--policy", "--plat", dest="policy", help="manylinux policy for auditwheel repair "
+                   "(default: the best one auditwheel show reports)")
+    p.add_argument("--report", type=Path, metavar="FILE",
+                   help="also write the summary as JSON (one object per wheel), e.g. for a CI artifact")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return _main(build_parser().parse_args(argv))
+
+
+@exit_on_error
+def _main(args: argparse.Namespace) -> int:
+    root = args.path.resolve()
+    project = Project.load(root)
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    pythons = [_interpreter(p) for p in args.python] or [sys.executable]
+    with tempfile.TemporaryDirectory(prefix="buildkit-wheels-") as tmp:
+        run = Run(project, Path(tmp), out, args.wheelhouse.resolve() if args.wheelhouse else None, args)
+        outcomes = run.all(args.kind, pythons)
+    _summary(outcomes)
+    if args.report:
+        _write_report(args.report, outcomes)
+    failed = [o for o in outcomes if o.problems]
+    if failed:
+        reasons = "\n".join(f"{o.wheel.name if o.wheel else o.label}: {p}" for o in failed for p in o.problems)
+        raise BuildkitError(f"{len(failed)} of {len(outcomes)} wheel(s) failed:\n{reasons}",
+                            "Fix what each line names; the table above has the per-wheel summary.")
+    console.info(f"{len(outcomes)} wheel(s) ready in {out}")
+    return 0
+
+
+def _interpreter(spec: str) -> str:
+    found = shutil.which(spec)
+    if found is None:
+        raise BuildkitError(f"--python {spec}: no such interpreter.", "Give a path or a name on PATH, e.g. python3.12.")
+    return found
+
+
+class Run:
+    """Shared state of one `buildkit wheels` call: work folder, venvs, outputs."""
+
+    def __init__(self, project, work: Path, out: Path, wheelhouse: Path | None, args: argparse.Namespace):
+        self.project, self.work, self.out, self.wheelhouse, self.args = project, work, out, wheelhouse, args
+        self.settings = project.settings
+        self.build_paths = sorted({str(self.settings.root), str(self.settings.build_dir), str(work)})
+        self._venvs: dict[str, Path] = {}
+        self._count = 0
+
+    # ----------------------------------------------------------------- driver
+    def all(self, kind: str, pythons: list[str]) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        library: Path | None = None
+        if kind in ("library", "split"):
+            lib = self.build(Outcome("library", python=pythons[0]), self.settings["library-only-variable"])
+            outcomes.append(lib)
+            library = lib.wheel
+        if kind == "python":
+            library = self.find_library()
+        for python in pythons if kind != "library" else []:
+            if kind == "full":
+                outcomes.append(self.build(Outcome(f"full ({_version(python)})", python=python), None))
+            elif library is not None:
+                exclude = audit_mod.library_sonames(library)
+                outcomes.append(self.build(Outcome(f"python ({_version(python)})", python=python),
+                                           self.settings["python-only-variable"], library=library, exclude=exclude))
+            else:
+                outcomes.append(Outcome(f"python ({_version(python)})", python=python,
+                                        problems=["not built: the library wheel failed"]))
+        return outcomes
+
+    def build(self, outcome: Outcome, mode_variable: str | None, *, library: Path | None = None,
+              exclude: Sequence[str] = ()) -> Outcome:
+        """Build one wheel in the build venv of its Python, repair, audit, smoke-test it."""
+        try:
+            python = self.build_venv(outcome.python)
+            if library is not None:
+                self.pip(python, "install", "--force-reinstall", "--no-deps", str(library))
+            raw = self.fresh_dir("raw")
+            self.build_wheel(python, mode_variable, raw)
+            wheel = next(raw.glob("*.whl"))
+            outcome.wheel = self.repair(wheel, exclude)
+        except BuildkitError as error:
+            outcome.problems.append(str(error))
+            return outcome
+        self.audit(outcome, exclude)
+        if not self.args.no_smoke:
+            self.smoke(outcome, library=mode_variable == self.settings["library-only-variable"])
+        return outcome
+
+    # ------------------------------------------------------------------ venvs
+    def fresh_dir(self, name: str) -> Path:
+        self._count += 1
+        path = self.work / f"{self._count:02d}-{name}"
+        path.mkdir()
+        return path
+
+    def make_venv(self, python: str, name: str) -> Path:
+        """A venv of ``python``; without pip when this interpreter's pip can drive it (`pip --python`)."""
+        folder = self.fresh_dir(name)
+        with_pip = importlib.util.find_spec("pip") is None
+        _check([python, "-m", "venv", *([] if with_pip else ["--without-pip"]), str(folder)], "creating a venv")
+        return folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+    def pip(self, python: Path, *args: str) -> None:
+        runner = ([str(python), "-m", "pip"] if importlib.util.find_spec("pip") is None
+                  else [sys.executable, "-m", "pip", "--python", str(python)])
+        links = [self.out, *([self.wheelhouse] if self.wheelhouse else [])]
+        # With a wheelhouse, nothing comes from an index (the name `buildkit` there is another project's).
+        index = [*(["--no-index"] if self.wheelhouse else []), *[f"--find-links={d}" for d in links]]
+        _check([*runner, args[0], "-q", "--disable-pip-version-check", *index, *args[1:]],
+               f"pip {args[0]} in {python.parent.parent.name}", env=_venv_env(python))
+
+    def build_venv(self, python: str) -> Path:
+        if python not in self._venvs:
+            venv = self.make_venv(python, f"build-{_version(python)}")
+            self.pip(venv, "install", *self.build_requirements())
+            self._venvs[python] = venv
+        return self._venvs[python]
+
+    def build_requirements(self) -> list[str]:
+        data = tomllib.loads((self.settings.root / "pyproject.toml").read_text(encoding="utf-8"))
+        requires = list(data.get("build-system", {}).get("requires", []))
+        names = {canonicalize_name(Requirement(r).name) for r in requires}
+        return [*requires, *[r for r in ("setuptools-buildkit", "setuptools", "wheel") if r not in names]]
+
+    # ---------------------------------------------------------- build, repair
+    def build_wheel(self, python: Path, mode_variable: str | None, dest: Path) -> None:
+        env = _venv_env(python)
+        for name in (self.settings["library-only-variable"], self.settings["python-only-variable"]):
+            env.pop(name, None)
+        if mode_variable:
+            env[mode_variable] = "1"
+        root = self.settings.root
+        if (root / "setup.py").is_file():
+            command = [str(python), "setup.py", "bdist_wheel", "-d", str(dest)]
+        else:
+            command = [sys.executable, "-m", "pip", "--python", str(python), "wheel", "--no-deps",
+                       "--no-build-isolation", "--no-index", "-w", str(dest), str(root)]
+        console.info(f"building {'the ' + mode_variable + '=1' if mode_variable else 'the full'} wheel with "
+                     f"{python.parent.parent.name}: {' '.join(command[1:])}")
+        result = subprocess.run(command, cwd=root, env=env)
+        if result.returncode != 0 or not list(dest.glob("*.whl")):
+            raise BuildkitError(f"building the wheel failed (exit {result.returncode}): {' '.join(command)}")
+
+    def repair(self, wheel: Path, exclude: Sequence[str]) -> Path:
+        if self.args.no_repair or not sys.platform.startswith("linux"):
+            return _publish(wheel, self.out)
+        repaired, command = audit_mod.repair(wheel, self.fresh_dir("repaired"), plat=self.args.policy, exclude=exclude)
+        console.info(" ".join(command))
+        return _publish(repaired, self.out)
+
+    def find_library(self) -> Path | None:
+        name = self.settings["library-distribution"].replace("-", "_")
+        folders = [self.out, *([self.wheelhouse] if self.wheelhouse else [])]
+        found = sorted(w for d in folders for w in d.glob(f"{name}-{self.project.version}-*.whl"))
+        if not found:
+            raise BuildkitError(f"--kind python needs the {self.settings['library-distribution']} "
+                                f"{self.project.version} wheel in {' or '.join(map(str, folders))}.",
+                                "Build it first with `buildkit wheels --kind library`, or use --kind split.")
+        return found[-1]
+
+    # ----------------------------------------------------------- audit, smoke
+    def audit(self, outcome: Outcome, exclude: Sequence[str]) -> None:
+        try:
+            result = audit_mod.audit(outcome.wheel, build_paths=self.build_paths, allowed_external=exclude)
+        except BuildkitError as error:
+            outcome.problems.append(f"audit: {error}")
+            return
+        outcome.audited, outcome.policy = True, result.policy
+        outcome.problems += [f"audit: {finding}" for finding in result.findings]
+
+    def smoke(self, outcome: Outcome, *, library: bool) -> None:
+        try:
+            python = self.make_venv(outcome.python, "smoke")
+            self.pip(python, "install", str(outcome.wheel))
+            here = self.fresh_dir("smoke-cwd")  # not the project: import what was installed
+            if library:
+                package = self.settings["library-distribution"].replace("-", "_").replace(".", "_")
+                code = (f"import ctypes, pathlib, {package} as p\n"
+                        "for lib in sorted(pathlib.Path(p.__path__[0], 'lib').glob('*.so*')): ctypes.CDLL(str(lib))")
+                _check([str(python), "-c", code], f"import {package}", cwd=here, env=_venv_env(python))
+            else:
+                package = self.settings.package
+                _check([str(python), "-c", f"import {package}"], f"import {package}", cwd=here, env=_venv_env(python))
+                command = self.settings["smoke-test"]
+                if command:
+                    _check(command, f"smoke-test `{command}`", cwd=here, env=_venv_env(python), shell=True)
+            outcome.smoke = "ok"
+        except BuildkitError as error:
+            outcome.smoke = "FAILED"
+            outcome.problems.append(f"smoke test: {error}")
+
+
+# ------------------------------------------------------------------ helpers
+def _version(python: str) -> str:
+    out = subprocess.run([python, "-c", "import sys; print('cp%d%d' % sys.version_info[:2])"],
+                         capture_output=True, text=True)
+    return out.stdout.strip() or os.path.basename(python)
+
+
+def _venv_env(python: Path) -> dict[str, str]:
+    """The environment as if the venv of ``python`` were activated."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHOME", "PYTHONPATH", "__PYVENV_LAUNCHER__")}
+    env["VIRTUAL_ENV"] = str(python.parent.parent)
+    env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
+    return env
+
+
+def _check(command, what: str, **kwargs) -> None:
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
+        raise BuildkitError(f"{what} failed (exit {result.returncode}):\n{tail}")
+
+
+def _publish(wheel: Path, out: Path) -> Path:
+    target = out / wheel.name
+    shutil.copy2(wheel, target)
+    return target
+
+
+def _write_report(path: Path, outcomes: list[Outcome]) -> None:
+    """The summary table's facts, with every problem spelled out."""
+    write_json(path.resolve(), [{
+        "label": o.label,
+        "wheel": str(o.wheel) if o.wheel else None,
+        "python": o.python,
+        "policy": o.policy,
+        "audited": o.audited,
+        "smoke": o.smoke,
+        "ok": not o.problems,
+        "problems": o.problems,
+    } for o in outcomes])
+
+
+def _summary(outcomes: list[Outcome]) -> None:
+    rows = []
+    for o in outcomes:
+        name = o.wheel.name if o.wheel else o.label
+        tag = "-".join(name[:-4].split("-")[-3:]) if o.wheel else ""
+        size = f"{o.wheel.stat().st_size / 1024:.0f} KiB" if o.wheel and o.wheel.exists() else ""
+        audit_problems = [p for p in o.problems if p.startswith("audit:")]
+        audit_cell = ("not run" if not o.audited else
+                      f"FAILED ({len(audit_problems)})" if audit_problems else f"ok ({o.policy or 'no policy'})")
+        rows.append((name, tag, size, audit_cell, o.smoke))
+    console.print_table("buildkit wheels", ("wheel", "tag", "size", "audit", "smoke"), rows)

@@ -1,0 +1,85 @@
+"""What `buildkit develop` and `setup.py develop` share without importing setuptools.
+
+* The develop state: a fingerprint of what the ``_C`` stub and the editable
+  registration depend on besides the CMake build, so that a no-op develop skips
+  setuptools entirely.
+* The hand-over: `buildkit develop` builds once, then runs the project's
+  ``setup.py`` in-process for the setuptools part; ``buildkit.setup()`` takes the
+  project it is handed (already built, its folder locked) instead of loading and
+  building a second one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from buildkit._util.fileutil import read_json, write_json
+from buildkit.frontends.editable import find_installed, site_packages
+from buildkit.package.layout import installed_module_path
+from buildkit.project import Project
+
+STATE_FILE = ".buildkit/develop.json"
+
+_handed_over: list[Project] = []
+
+
+@contextmanager
+def handing_over(project: Project) -> Iterator[None]:
+    """While inside, ``buildkit.setup()`` for ``project.root`` uses ``project`` itself."""
+    _handed_over.append(project)
+    try:
+        yield
+    finally:
+        _handed_over.pop()
+
+
+def handed_over(root: Path) -> Project | None:
+    """The project a caller built for ``root`` and handed over, if any."""
+    if _handed_over and _handed_over[-1].root == root.resolve():
+        return _handed_over[-1]
+    return None
+
+
+def inputs_fingerprint(project: Project, register: bool) -> str:
+    """What the stub and the editable registration depend on, besides the CMake build."""
+    root = project.root
+    digest = hashlib.sha256()
+    for name in ("pyproject.toml", "setup.py", project.settings["version-file"]):
+        path = root / name
+        digest.update(name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"-") + b"\0")
+    spec = project.settings["extension"] or {}
+    for source in spec.get("sources", []):
+        path = root / source
+        digest.update(f"{source}:{path.stat().st_mtime_ns if path.exists() else 0}".encode())
+    cache = project.build_dir / "CMakeCache.txt"
+    digest.update(f"cache:{cache.stat().st_mtime_ns if cache.exists() else 0}".encode())
+    digest.update(f"{sys.prefix}|{register}|{project.options.wheel_mode.value}".encode())
+    digest.update(project.version.encode())
+    return digest.hexdigest()
+
+
+def _state_path(project: Project) -> Path:
+    return project.build_dir / STATE_FILE
+
+
+def is_current(project: Project, register: bool) -> bool:
+    state = read_json(_state_path(project))
+    if not isinstance(state, dict):
+        return False
+    outputs = [Path(p) for p in state.get("outputs", [])]
+    return state.get("inputs") == inputs_fingerprint(project, register) and all(p.exists() for p in outputs)
+
+
+def record(project: Project, register: bool) -> None:
+    spec = project.settings["extension"] or {}
+    outputs = [installed_module_path(project.root, spec["name"])] if spec.get("name") else []
+    if register:
+        normalized = re.sub(r"[-_.]+", "_", project.settings.project_name).lower()
+        outputs.append(find_installed(normalized, site_packages()))
+    write_json(_state_path(project), {"inputs": inputs_fingerprint(project, register),
+                                      "outputs": [str(p) for p in outputs if p is not None]})

@@ -1,0 +1,170 @@
+"""Register an in-place build as a proper editable install, without pip.
+
+``python setup.py develop`` and ``buildkit develop`` build in place; this module
+makes the interpreter see the project and makes ``pip`` treat it as installed:
+a ``.dist-info`` with METADATA, entry points, ``direct_url.json`` (editable) and a
+RECORD (so ``pip uninstall`` removes it), a ``.pth`` file, and console scripts.
+Registration is skipped when the recorded fingerprint (metadata, scripts, project
+path) is unchanged, so a no-op develop does no work here.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+from buildkit._util import console
+
+MARKER = "buildkit_editable.json"
+INSTALLER = "buildkit"
+
+
+@dataclass(frozen=True)
+class EditableSpec:
+    """What an editable install consists of; its fingerprint decides re-registration."""
+
+    name: str
+    version: str
+    metadata: str  # the METADATA file's text
+    console_scripts: tuple[str, ...]  # "name = module:attr"
+    root: Path
+    top_level: tuple[str, ...]
+
+    @property
+    def fingerprint(self) -> str:
+        payload = json.dumps([self.name, self.version, self.metadata, self.console_scripts, str(self.root),
+                              self.top_level, sys.prefix])
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    @property
+    def normalized(self) -> str:
+        return re.sub(r"[-_.]+", "_", self.name).lower()
+
+
+def spec_from_distribution(distribution, root: Path) -> EditableSpec:
+    buffer = io.StringIO()
+    distribution.metadata.write_pkg_file(buffer)
+    scripts = tuple((distribution.entry_points or {}).get("console_scripts", []))
+    top_level = tuple(sorted({p.split(".")[0] for p in distribution.packages or []}))
+    return EditableSpec(distribution.get_name(), distribution.get_version(), buffer.getvalue(),
+                        scripts, root.resolve(), top_level)
+
+
+def site_packages() -> Path:
+    return Path(sysconfig.get_paths()["purelib"])
+
+
+def scripts_dir() -> Path:
+    return Path(sysconfig.get_paths()["scripts"])
+
+
+def find_installed(normalized_name: str, site: Path) -> Path | None:
+    for info in site.glob("*.dist-info"):
+        dist_name = info.name[: -len(".dist-info")].rsplit("-", 1)[0]
+        if re.sub(r"[-_.]+", "_", dist_name).lower() == normalized_name:
+            return info
+    return None
+
+
+def is_current(spec: EditableSpec, site: Path | None = None) -> bool:
+    info = find_installed(spec.normalized, site or site_packages())
+    if info is None or not (info / MARKER).is_file():
+        return False
+    try:
+        return json.loads((info / MARKER).read_text())["fingerprint"] == spec.fingerprint
+    except (ValueError, KeyError):
+        return False
+
+
+def register(spec: EditableSpec, site: Path | None = None, bin_dir: Path | None = None) -> bool:
+    """Install the editable registration; returns False when it was already current."""
+    site = site or site_packages()
+    bin_dir = bin_dir or scripts_dir()
+    if is_current(spec, site):
+        return False
+    existing = find_installed(spec.normalized, site)
+    if existing is not None:
+        _remove_existing(existing, spec.name, site)
+    info = site / f"{spec.normalized}-{spec.version.replace('-', '_')}.dist-info"
+    info.mkdir(parents=True)
+    written: list[Path] = []
+    files = {
+        "METADATA": spec.metadata,
+        "INSTALLER": INSTALLER + "\n",
+        "direct_url.json": json.dumps({"url": spec.root.as_uri(), "dir_info": {"editable": True}}) + "\n",
+        "entry_points.txt": _entry_points(spec.console_scripts),
+        "top_level.txt": "".join(f"{t}\n" for t in spec.top_level),
+        MARKER: json.dumps({"fingerprint": spec.fingerprint, "root": str(spec.root)}) + "\n",
+    }
+    for name, text in files.items():
+        written.append(_write(info / name, text))
+    written.append(_write(site / f"__editable__.{spec.normalized}.pth", f"{spec.root}\n"))
+    for entry in spec.console_scripts:
+        written.append(_write_script(bin_dir, entry))
+    _write_record(info, site, written)
+    console.info(f"registered editable install of {spec.name} {spec.version} -> {spec.root}")
+    return True
+
+
+def _remove_existing(info: Path, name: str, site: Path) -> None:
+    installer = (info / "INSTALLER").read_text().strip() if (info / "INSTALLER").is_file() else ""
+    if installer == INSTALLER:
+        remove_recorded(info, site)
+        return
+    # Someone else's install (pip, conda): let pip remove it the way it knows.
+    console.info(f"replacing the existing install of {name} ({installer or 'unknown installer'})")
+    subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", name], check=False)
+
+
+def remove_recorded(info: Path, site: Path) -> None:
+    record = info / "RECORD"
+    if record.is_file():
+        for line in record.read_text().splitlines():
+            rel = line.rsplit(",", 2)[0]
+            path = (site / rel).resolve()
+            if path.is_file() and not path.is_relative_to(info.resolve()):
+                path.unlink()
+    shutil.rmtree(info, ignore_errors=True)
+
+
+def _entry_points(scripts: tuple[str, ...]) -> str:
+    return "[console_scripts]\n" + "".join(f"{s}\n" for s in scripts) if scripts else ""
+
+
+def _write(path: Path, text: str) -> Path:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _write_script(bin_dir: Path, entry: str) -> Path:
+    name, target = (part.strip() for part in entry.split("=", 1))
+    module, _, attr = target.partition(":")
+    head, *rest = (attr or "main").split(".")
+    call = ".".join([head, *rest])
+    text = (f"#!{sys.executable}\n"
+            f"import sys\nfrom {module} import {head}\n"
+            f"if __name__ == '__main__':\n    sys.exit({call}())\n")
+    path = _write(bin_dir / name, text)
+    path.chmod(0o755)
+    return path
+
+
+def _write_record(info: Path, site: Path, written: list[Path]) -> None:
+    lines = []
+    for path in written:
+        digest = base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
+        lines.append(f"{os.path.relpath(path, site)},sha256={digest},{path.stat().st_size}")
+    lines.append(f"{os.path.relpath(info / 'RECORD', site)},,")
+    (info / "RECORD").write_text("\n".join(lines) + "\n", encoding="utf-8")

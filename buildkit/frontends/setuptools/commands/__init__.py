@@ -1,0 +1,28 @@
+"""setuptools commands, as thin adapters over buildkit's modules.
+
+``cmdclass()`` is what ``buildkit.setup`` passes to setuptools; a project that
+calls ``setuptools.setup`` itself can pass it too.  Importing this package
+imports setuptools: the no-op ``buildkit develop`` never does.
+"""
+
+from __future__ import annotations
+
+from buildkit.frontends.setuptools.commands.bdist_wheel import BdistWheel
+from buildkit.frontends.setuptools.commands.build_ext import BuildExt
+from buildkit.frontends.setuptools.commands.clean import Clean
+from buildkit.frontends.setuptools.commands.develop import Develop
+from buildkit.frontends.setuptools.commands.egg_info import EggInfo
+from buildkit.frontends.setuptools.commands.install import Install
+from buildkit.frontends.setuptools.commands.sdist import Sdist
+
+
+def cmdclass() -> dict[str, type]:
+    return {
+        "build_ext": BuildExt,
+        "develop": Develop,
+        "egg_info": EggInfo,
+        "clean": Clean,
+        "install": Install,
+        "sdist": Sdist,
+        "bdist_wheel": BdistWheel,
+    }

@@ -1,0 +1,209 @@
+"""``bdist_wheel``: bundled licenses, cross-build and library-only tags, atomic output.
+
+Seams in setuptools' ``bdist_wheel``:
+
+* :meth:`egg2dist` turns egg-info into dist-info; both ``bdist_wheel.run`` and the
+  PEP 517 ``prepare_metadata_for_build_wheel`` path (the ``dist_info`` command)
+  call it, so replacing the project's license copy inside the dist-info there
+  gives the same licenses either way, without touching the source tree.
+* :meth:`get_tag` decides the tag for both the file name and ``WHEEL``.
+* :meth:`run` writes the archive with ``WheelFile(dist_dir/...)``; pointing
+  ``dist_dir`` at a private folder inside dist/ and renaming the finished wheel
+  out of it keeps partial wheels out of dist/.  The folder is named after the
+  process, so the folder of a killed build (SIGKILL, no ``finally``) is removed by
+  the next run.  A full disk is reported as such, without a traceback.
+
+Reproducibility: ``wheel.wheelfile.WheelFile`` already takes zip timestamps from
+``SOURCE_DATE_EPOCH`` and adds files in sorted order (dist-info last); an epoch
+given as a config setting is exported for the write so the same holds for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import shutil
+import sys
+import sysconfig
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Iterator
+
+try:  # setuptools >= 70.1 ships the command; older ones leave it to the wheel package
+    from setuptools.command.bdist_wheel import bdist_wheel as _bdist_wheel
+except ImportError:  # pragma: no cover - depends on the installed setuptools
+    from wheel.bdist_wheel import bdist_wheel as _bdist_wheel  # type: ignore[no-redef]
+
+from buildkit._util import console
+from buildkit.builder.flags import wheel_platform_tag
+from buildkit.config.options import WheelMode
+from buildkit.errors import BuildkitError
+from buildkit.frontends.setuptools.distribution import project_of
+from buildkit.package.licenses import license_paths, license_text
+from buildkit.project import Project
+
+PROJECT_LICENSE = re.compile(r"(LICEN[CS]E|COPYING)", re.IGNORECASE)
+STAGING_PREFIX = ".buildkit-wheel-"  # dot-named: `dist/*` globs (twine upload) skip it
+
+
+def dist_info_license_name(path: str) -> str:
+    """Where setuptools puts a license file inside ``.dist-info/licenses`` (and names it in METADATA)."""
+    normalized = os.path.normpath(path).replace(os.sep, "/")
+    return os.path.basename(normalized) if "../" in normalized else normalized
+
+
+def _project_license(paths: list[str]) -> str | None:
+    named = [p for p in paths if PROJECT_LICENSE.match(os.path.basename(p))]
+    return (named or paths or [None])[0]
+
+
+def _add_license_file_field(metadata: Path, name: str) -> None:
+    head, blank, body = metadata.read_text(encoding="utf-8").partition("\n\n")
+    metadata.write_text(f"{head.rstrip(chr(10))}\nLicense-File: {name}\n" + (f"\n{body}" if blank else ""),
+                        encoding="utf-8")
+
+
+@contextlib.contextmanager
+def _exported_epoch(epoch: int | None) -> Iterator[None]:
+    """SOURCE_DATE_EPOCH in the environment while the archive is written (WheelFile reads it there)."""
+    if epoch is None or "SOURCE_DATE_EPOCH" in os.environ:
+        yield
+        return
+    os.environ["SOURCE_DATE_EPOCH"] = str(epoch)
+    try:
+        yield
+    finally:
+        os.environ.pop("SOURCE_DATE_EPOCH", None)
+
+
+class BdistWheel(_bdist_wheel):
+    """setuptools' bdist_wheel with buildkit's licenses, tags and atomic output."""
+
+    def project(self) -> Project:
+        return project_of(self.distribution)
+
+    def finalize_options(self) -> None:
+        distribution = self.distribution
+        if self.project().mode is WheelMode.LIBRARY_ONLY and not distribution.has_ext_modules():
+            # Shared libraries shipped as package data make the wheel platform-specific
+            # without any extension module.  Saying there are some is what makes
+            # setuptools mark the wheel non-pure and install the package at the wheel's
+            # root (platlib) rather than under <name>.data/purelib.
+            distribution.has_ext_modules = lambda: True  # type: ignore[method-assign]
+        super().finalize_options()
+
+    # ------------------------------------------------------------------ tags
+    def get_tag(self) -> tuple[str, str, str]:
+        impl, abi, plat = super().get_tag()
+        if not self.root_is_pure and not self.plat_name_supplied:
+            plat = self._cross_platform_tag() or plat
+        if self.project().mode is WheelMode.LIBRARY_ONLY:
+            return "py3", "none", plat  # no Python extension: any CPython 3 can load it
+        return impl, abi, plat
+
+    def _cross_platform_tag(self) -> str | None:
+        """The tag cibuildwheel-style variables ask for; None leaves setuptools' own."""
+        options = self.project().options
+        if not (options.host_platform or options.archflags or options.osx_architectures
+                or options.macosx_deployment_target):
+            return None
+        target = options.macosx_deployment_target
+        if target is None and sys.platform == "darwin":
+            target = sysconfig.get_config_var("MACOSX_DEPLOYMENT_TARGET") or None
+        return wheel_platform_tag(sys.platform, host_platform=options.host_platform, archflags=options.archflags,
+                                  osx_architectures=options.osx_architectures, deployment_target=target)
+
+    # -------------------------------------------------------------- licenses
+    def egg2dist(self, egginfo_path: str, distinfo_path: str) -> None:
+        super().egg2dist(egginfo_path, distinfo_path)
+        self._bundle_licenses(Path(distinfo_path))
+
+    def _bundle_licenses(self, dist_info: Path) -> None:
+        settings = self.project().settings
+        third_party = license_paths(settings.root, settings["licenses"])
+        if not third_party:
+            return
+        own = _project_license([str(p) for p in self.license_paths])
+        if own is None:
+            console.warn("the project has no license file of its own; the wheel's LICENSE holds only the "
+                         "third-party licenses from [tool.buildkit] licenses.")
+            name = "LICENSE"
+            _add_license_file_field(dist_info / "METADATA", name)
+        else:
+            name = dist_info_license_name(own)
+        target = dist_info / "licenses" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = license_text(None if own is None else Path(own).absolute(), third_party, settings.root)
+        target.write_text(text, encoding="utf-8", newline="\n")
+
+    # ---------------------------------------------------------------- output
+    def _forget_previous_build_lib(self) -> None:
+        """setuptools copies into build/lib.* and never deletes there: a file a previous
+        wheel shipped (a component since switched off) would ship again."""
+        build = self.get_finalized_command("build")
+        build_lib = Path(build.build_lib).resolve()
+        if build_lib.is_dir() and build_lib.is_relative_to(Path.cwd().resolve()):
+            shutil.rmtree(build_lib)
+
+    def run(self) -> None:
+        final_dir = Path(self.dist_dir)
+        final_dir.mkdir(parents=True, exist_ok=True)
+        _remove_abandoned_staging(final_dir)
+        staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=final_dir))
+        dist_files = getattr(self.distribution, "dist_files", [])
+        first_new = len(dist_files)
+        self.dist_dir = str(staging)
+        self._forget_previous_build_lib()
+        try:
+            with _exported_epoch(self.project().options.source_date_epoch):
+                super().run()
+            for index in range(first_new, len(dist_files)):
+                command, python, path = dist_files[index]
+                published = final_dir / Path(path).name
+                os.replace(path, published)  # same file system: the wheel appears complete or not at all
+                dist_files[index] = (command, python, str(published))
+        except OSError as error:
+            _close_unfinished_archives(error)
+            if error.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+                raise
+            raise BuildkitError(f"Building the wheel ran out of space: {error}.",
+                                f"Free disk space (or raise the file size limit, `ulimit -f`) and run again; "
+                                f"no partial wheel was left in {final_dir}.") from None
+        finally:
+            self.dist_dir = str(final_dir)
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _remove_abandoned_staging(dist_dir: Path) -> None:
+    """Staging folders of builds that died without cleaning up (their process is gone)."""
+    for folder in dist_dir.glob(f"{STAGING_PREFIX}*-*"):
+        pid = folder.name[len(STAGING_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _process_exists(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def _close_unfinished_archives(error: BaseException) -> None:
+    """The archive a failed write leaves open would try to finish itself when garbage
+    collected, fail again and print a traceback: close its file unfinished (the staging
+    folder holding it is removed anyway)."""
+    tb = error.__traceback__
+    while tb is not None:
+        for value in list(tb.tb_frame.f_locals.values()):
+            if isinstance(value, zipfile.ZipFile) and value.fp is not None:
+                fp, value.fp = value.fp, None
+                with contextlib.suppress(OSError):
+                    fp.close()
+        tb = tb.tb_next

@@ -1,0 +1,44 @@
+"""The Distribution that carries buildkit's Project through setuptools, and how commands find it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from setuptools.dist import Distribution
+
+from buildkit.project import Project
+
+
+class BuildkitDistribution(Distribution):
+    """A Distribution that carries the buildkit Project and keeps mode-dependent metadata.
+
+    ``buildkit.setup()`` passes ``functools.partial(BuildkitDistribution, project=...)``
+    as ``distclass``, so each distribution gets its own project.  ``[project]`` in
+    pyproject.toml is applied after ``setup()``'s arguments, so a static ``name``
+    would overwrite the library-only distribution's name; the mode decides the
+    name, so it is restored after the config files are read.
+    """
+
+    def __init__(self, attrs: dict | None = None, *, project: Project | None = None):
+        self.buildkit = project
+        self._buildkit_name = (attrs or {}).get("name")
+        super().__init__(attrs)
+
+    def parse_config_files(self, *args, **kwargs) -> None:
+        super().parse_config_files(*args, **kwargs)
+        if self._buildkit_name:
+            self.metadata.name = self._buildkit_name
+
+
+def project_of(distribution) -> Project:
+    """The distribution's buildkit Project.
+
+    A project that calls ``setuptools.setup(cmdclass=buildkit's)`` itself has none
+    on its distribution: it is loaded from the working folder, as ``setup()``
+    would, and kept there for the other commands of the same run.
+    """
+    project = getattr(distribution, "buildkit", None)
+    if project is None:
+        project = Project.load(Path.cwd())
+        distribution.buildkit = project
+    return project

@@ -1,0 +1,324 @@
+"""Which built files go into the wheel, declared as rules instead of hand-built lists.
+
+After CMake installs into the package directory (``lib/``, ``include/``,
+``share/cmake/``, ``bin/``), the wheel's ``package_data`` is the set of files that
+the active :class:`PackageDataRule` s match.  A rule is active for a wheel mode and,
+optionally, only when a CMake cache condition holds (``when = "USE_KINETO"``).
+
+Nothing here reads the environment: the wheel mode and the CMake cache are passed in.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sysconfig
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Sequence, TypeVar
+
+from buildkit._util import console
+from buildkit.config.conditions import BoolCache, evaluate_condition, parse_condition
+from buildkit.config.modes import WheelMode
+from buildkit.errors import ConfigError
+
+T = TypeVar("T")
+
+CONFIG_KEY = "tool.buildkit.package-data"
+
+
+# --- glob patterns -----------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def check_glob(pattern: str) -> tuple[str, ...]:
+    """The pattern's path segments, after checking it stays inside the package."""
+    segments = tuple(pattern.split("/"))
+    if pattern.startswith("/") or any(s in {"", ".", ".."} for s in segments):
+        raise ConfigError(f"Package-data pattern {pattern!r} is not a relative path inside the package.",
+                          "Write it relative to the package directory, e.g. 'lib/*.so*', without "
+                          "a leading '/', '.' or '..' segments.")
+    if any("**" in s and s != "**" for s in segments):
+        raise ConfigError(f"Package-data pattern {pattern!r} uses '**' inside a name.",
+                          "'**' must be a whole path segment, e.g. 'include/**/*.h'.")
+    return segments
+
+
+def _match(pattern: Sequence[str], parts: Sequence[str]) -> bool:
+    if not pattern:
+        return not parts
+    if pattern[0] == "**":  # any number of directories, including none
+        return any(_match(pattern[1:], parts[i:]) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatchcase(parts[0], pattern[0]) and _match(pattern[1:], parts[1:])
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    """Whether a posix ``path`` matches ``pattern``: ``*``, ``?`` and ``[..]`` stay inside
+    one segment, and a ``**`` segment spans directories (``include/**/*.h`` matches
+    ``include/a.h`` and ``include/x/y/a.h``)."""
+    return _match(check_glob(pattern), path.split("/"))
+
+
+def _matches(patterns: Iterable[str], path: str) -> bool:
+    return any(glob_match(p, path) for p in patterns)
+
+
+# --- rules -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PackageDataRule:
+    """Files (globs relative to the package directory) shipped in some wheel modes.
+
+    A rule with no ``include`` only excludes: its ``exclude`` patterns remove files
+    that other rules added (e.g. ``**/__pycache__/**``).
+    """
+
+    include: tuple[str, ...]
+    exclude: tuple[str, ...] = ()
+    modes: frozenset[WheelMode] | None = None
+    when: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("include", "exclude"):  # accept a lone string or a list, store a tuple
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+        for pattern in self.include + self.exclude:
+            check_glob(pattern)  # fail on a bad pattern when the rule is declared
+        if not self.include and not self.exclude:
+            raise ConfigError("A package-data rule has neither include nor exclude patterns.",
+                              "Give it at least one glob, e.g. include = ['lib/*.so*'].")
+        if self.modes is not None:
+            object.__setattr__(self, "modes", frozenset(WheelMode(m) for m in self.modes))
+        if self.when is not None:
+            parse_condition(self.when)
+
+    def active(self, mode: WheelMode, cache: BoolCache | None) -> bool:
+        if self.modes is not None and mode not in self.modes:
+            return False
+        return self.when is None or evaluate_condition(self.when, cache)
+
+    def describe(self) -> str:
+        text = f"include {list(self.include)}"
+        if self.modes is not None:
+            text += f" (modes: {', '.join(sorted(m.value for m in self.modes))})"
+        return text + (f" (when: {self.when})" if self.when else "")
+
+
+_CONFIG_KEYS = {"include", "exclude", "modes", "when"}
+
+
+def _config_strings(value: Any, where: str, allowed: Sequence[str] | None = None) -> list[str]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(v, str) for v in items):
+        raise ConfigError(f"{where} must be a string or a non-empty list of strings, not {value!r}.",
+                          "Fix that key in pyproject.toml.")
+    if allowed is not None and (bad := [v for v in items if v not in allowed]):
+        raise ConfigError(f"{where} has unknown value(s) {bad}.", f"Use some of: {', '.join(allowed)}.")
+    return items
+
+
+def _config_value(item: dict[str, Any], key: str, where: str) -> Any:
+    """One key of a rule table, checked on its own so errors name the exact key."""
+    value, where = item[key], f"{where}.{key}"
+    try:
+        if key == "modes":
+            names = _config_strings(value, where, [m.value for m in WheelMode])
+            return frozenset(WheelMode(m) for m in names)
+        if key == "when":
+            if not isinstance(value, str):
+                raise ConfigError(f"{where} must be a string, not {value!r}.", "Write e.g. 'USE_CUDA'.")
+            parse_condition(value)  # raises on a condition it cannot read
+            return value
+        patterns = tuple(_config_strings(value, where))
+        for pattern in patterns:
+            check_glob(pattern)
+        return patterns
+    except ConfigError as error:
+        if error.message.startswith(where):
+            raise
+        raise ConfigError(f"{where}: {error.message}", error.hint) from None
+
+
+def _rule_from_item(item: Any, where: str) -> PackageDataRule:
+    if not isinstance(item, dict):
+        raise ConfigError(f"{where} must be a table, not {item!r}.", f"Write it as a [[{CONFIG_KEY}]] table.")
+    if unknown := sorted(set(item) - _CONFIG_KEYS):
+        raise ConfigError(f"{where} has unknown key(s) {unknown}.",
+                          f"Allowed keys: {', '.join(sorted(_CONFIG_KEYS))}.")
+    if "include" not in item:
+        raise ConfigError(f"{where} has no include key.", "Add include = ['some/glob'].")
+    return PackageDataRule(**{key: _config_value(item, key, where) for key in item})
+
+
+def rules_from_config(items: list[dict[str, Any]]) -> tuple[PackageDataRule, ...]:
+    """Rules from the ``[[tool.buildkit.package-data]]`` array of tables."""
+    if not isinstance(items, list):
+        raise ConfigError(f"{CONFIG_KEY} must be an array of tables, not {items!r}.",
+                          f"Write each rule as a [[{CONFIG_KEY}]] table.")
+    return tuple(_rule_from_item(item, f"{CONFIG_KEY}[{i}]") for i, item in enumerate(items))
+
+
+# Data, not code: what a PyTorch-style package installs and which wheels carry it.
+_NOT_LIBRARY_ONLY = frozenset({WheelMode.FULL, WheelMode.PYTHON_ONLY})
+_NOT_PYTHON_ONLY = frozenset({WheelMode.FULL, WheelMode.LIBRARY_ONLY})
+ALWAYS_GLOBS = ("include/**/*.h", "include/**/*.hpp", "include/**/*.cuh", "**/*.pyi",
+                "share/cmake/**/*.cmake", "bin/*")
+NATIVE_LIBRARY_GLOBS = ("lib/*.so*", "lib/*.dylib*", "lib/*.dll", "lib/*.lib")
+NEVER_GLOBS = ("**/__pycache__/**", "**/*.pyc")
+
+
+def default_rules(python_ext_globs: Sequence[str] = ("lib/*_python*",), codegen_package: str | None = None,
+                  package: str | None = None) -> tuple[PackageDataRule, ...]:
+    """The rules a PyTorch-style project starts from.
+
+    ``python_ext_globs`` name the library that binds C++ to Python: it belongs to the
+    Python wheel, so the native-library rule excludes it.  ``codegen_package`` is a
+    subpackage, dotted (``pkg._codegen``, with ``package="pkg"``, or ``_codegen``) or
+    as a path relative to the package directory.
+    """
+    python_globs = tuple(python_ext_globs)
+    rules = [PackageDataRule(ALWAYS_GLOBS),
+             PackageDataRule(NATIVE_LIBRARY_GLOBS, exclude=python_globs, modes=_NOT_PYTHON_ONLY),
+             PackageDataRule((), exclude=NEVER_GLOBS)]
+    if python_globs:
+        rules.append(PackageDataRule(python_globs, modes=_NOT_LIBRARY_ONLY))
+    if codegen_package:
+        if package and codegen_package.startswith(package + "."):
+            codegen_package = codegen_package[len(package) + 1:]
+        rules.append(PackageDataRule((codegen_package.replace(".", "/").strip("/") + "/**",),
+                                     modes=_NOT_LIBRARY_ONLY))
+    return tuple(rules)
+
+
+# --- collection --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PackageDataResult:
+    package_dir: Path
+    files: list[str]
+    unmatched: tuple[PackageDataRule, ...]
+
+
+def collect_package_data(package_dir: Path, rules: Iterable[PackageDataRule], mode: WheelMode,
+                         cache: BoolCache | None) -> PackageDataResult:
+    """Files under ``package_dir`` that the rules active for ``mode`` select."""
+    package_dir = Path(package_dir)
+    if not package_dir.is_dir():
+        raise ConfigError(f"Package directory {package_dir} does not exist.",
+                          "Run the CMake build and install step before collecting package data.")
+    # Symlinked files count (lib/libfoo.so -> libfoo.so.1); symlinked dirs are not entered.
+    tree = [Path(d, n).relative_to(package_dir).as_posix()
+            for d, _, names in os.walk(package_dir) for n in names if os.path.isfile(os.path.join(d, n))]
+    rules = list(rules)
+    active = [r for r in rules if r.active(mode, cache)]
+    global_excludes = [p for r in active if not r.include for p in r.exclude]
+    # A component switched off in the cache withholds its files even where a broader
+    # rule (include/**/*.h) would match them: `when` gates, it doesn't only add.
+    global_excludes += [p for r in rules if r.when and not evaluate_condition(r.when, cache) for p in r.include]
+    chosen: set[str] = set()
+    unmatched = []
+    for rule in (r for r in active if r.include):
+        hits = [f for f in tree if _matches(rule.include, f)]
+        if not hits:
+            unmatched.append(rule)
+        chosen.update(f for f in hits if not _matches(rule.exclude, f))
+    files = sorted(f for f in chosen if not _matches(global_excludes, f))
+    return PackageDataResult(package_dir, files, tuple(unmatched))
+
+
+def report_unmatched(result: PackageDataResult) -> bool:
+    """Warn about every active rule that matched nothing; True when there were any."""
+    if not result.unmatched:
+        return False
+    listing = "; ".join(rule.describe() for rule in result.unmatched)
+    console.warn(f"{len(result.unmatched)} package-data rule(s) matched no files under "
+                 f"{result.package_dir}: {listing}. Check that the CMake install step puts those "
+                 f"files there, or limit the rule with 'modes' or 'when' so it only applies to "
+                 f"builds that produce them.")
+    return True
+
+
+# --- wheel modes -------------------------------------------------------------------
+
+def mode_packages(packages: Sequence[str], python_package: str, mode: WheelMode) -> list[str]:
+    """A library-only wheel drops ``python_package`` and its subpackages; add the data
+    package from :func:`library_only_layout` in their place."""
+    if mode is not WheelMode.LIBRARY_ONLY:
+        return list(packages)
+    return [p for p in packages if p != python_package and not p.startswith(python_package + ".")]
+
+
+def mode_ext_modules(ext_modules: Sequence[T], mode: WheelMode) -> list[T]:
+    return [] if mode is WheelMode.LIBRARY_ONLY else list(ext_modules)
+
+
+def mode_requirements(base_reqs: Sequence[str], mode: WheelMode, library_distribution: str,
+                      version: str) -> list[str]:
+    """A python-only wheel runs against exactly the library wheel built with it."""
+    if mode is not WheelMode.PYTHON_ONLY:
+        return list(base_reqs)
+    # packaging's requirement parser costs ~25 ms to import; the no-op develop never needs it.
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(version)
+        pin = Requirement(f"{library_distribution}=={version}")
+        # An existing, looser requirement on the same distribution would contradict the pin.
+        kept = [r for r in base_reqs if canonicalize_name(Requirement(r).name) != canonicalize_name(pin.name)]
+    except (InvalidVersion, InvalidRequirement) as error:
+        raise ConfigError(f"Cannot pin the library distribution {library_distribution!r} to version "
+                          f"{version!r} for the python-only wheel: {error}.",
+                          "Check the distribution name, the version (PEP 440) and the project's "
+                          "requirements (PEP 508).") from None
+    return kept + [str(pin)]
+
+
+@dataclass(frozen=True)
+class WheelLayout:  # keyword arguments for setuptools.setup
+    packages: list[str]
+    package_dir: dict[str, str]
+    package_data: dict[str, list[str]]
+
+
+def library_only_layout(files: Sequence[str], source_dir: Path, staging_dir: Path,
+                        data_package: str) -> WheelLayout:
+    """Stage the library files as their own top-level package (e.g. ``libfoo``).
+
+    A library-only wheel and the python-only wheel that depends on it must not both
+    own files under the Python package's directory, or uninstalling one would break
+    the other; so the libraries move to a directory that belongs to this wheel alone.
+    Staging also keeps the Python sources next to them out of the wheel.
+    """
+    if not data_package.isidentifier():
+        raise ConfigError(f"Library data package name {data_package!r} is not a valid package name.",
+                          "Use a Python identifier such as 'libfoo'.")
+    target = Path(staging_dir) / data_package
+    shutil.rmtree(target, ignore_errors=True)  # drop files a previous build staged
+    # Nothing to stage yet when only metadata is asked for (PEP 517's
+    # get_requires_for_build_wheel in a folder last built in another mode).
+    target.mkdir(parents=True, exist_ok=True)
+    for rel in files:
+        dest = target / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(source_dir) / rel, dest, follow_symlinks=False)
+    # An __init__ makes the directory importable, so a python-only wheel can find the
+    # libraries with importlib.resources.files(data_package).
+    (target / "__init__.py").write_text(f'"""Native libraries and headers ({data_package})."""\n')
+    return WheelLayout([data_package], {data_package: target.as_posix()},
+                       {data_package: sorted(files)})
+
+
+def installed_module_path(root: Path, dotted_name: str) -> Path | None:
+    """Where CMake installed a Python extension module, by the interpreter's suffix."""
+    *package, module = dotted_name.split(".")
+    folder = root.joinpath(*package)
+    # Only this interpreter's suffix (or the stable ABI): a module left over from
+    # another Python version must never end up in this wheel.
+    for suffix in (sysconfig.get_config_var("EXT_SUFFIX"), ".abi3.so"):
+        path = folder / (module + suffix)
+        if path.is_file():
+            return path
+    return None

@@ -15,7 +15,6 @@ from buildkit_testing import run
 from buildkit.frontends.cli.audit import (
     Finding,
     audit,
-    audit_wheel,
     library_sonames,
     read_elf_dynamic,
 )
@@ -166,7 +165,7 @@ def test_each_defect_is_a_finding_with_a_reason(tmp_path, libs, defect, check, w
     files = clean_files(libs)
     options = defect(tmp_path, libs, files)
     wheel = make_wheel(tmp_path / "out", files, tag=options.pop("tag", "cp311-cp311-linux_x86_64"))
-    findings = audit_wheel(wheel, tools=False, **options)
+    findings = audit(wheel, tools=False, **options).findings
     assert checks(findings) == {check}, findings
     text = " ".join(str(f) for f in findings)
     for word in words:
@@ -180,7 +179,7 @@ def test_unknown_external_library_lowers_the_policy_unless_allowed(tmp_path, lib
                       f"-L{folder}", "-ldep", "-Wl,-rpath,$ORIGIN")
     files = {**clean_files(libs), "pkg/lib/libuser.so": user.read_bytes()}
     wheel = make_wheel(tmp_path / "out", files)
-    findings = audit_wheel(wheel)
+    findings = audit(wheel).findings
     assert checks(findings) == {"policy"} and "libdep.so" in str(findings[0]) and "linux_x86_64" in str(findings[0])
     # Provided by another distribution (what `buildkit wheels` passes for a python-only wheel):
     result = audit(wheel, allowed_external=["libdep.so*"])
@@ -191,7 +190,7 @@ def test_bad_metadata_fails_twine_check(tmp_path, libs):
     wheel = make_wheel(tmp_path, clean_files(libs),
                        metadata="Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\nSummary: x\n"
                                 "Description-Content-Type: text/x-rst\n\n`unclosed\n\n.. broken:: directive\n")
-    findings = audit_wheel(wheel)
+    findings = audit(wheel).findings
     assert checks(findings) == {"twine"} and "twine check failed" in str(findings[0])
 
 

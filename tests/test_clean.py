@@ -15,8 +15,8 @@ from buildkit.builder.install_step import read_install_manifest
 from buildkit.config.options import option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
 from buildkit.errors import BuildkitError
-from buildkit.frontends.cli import clean as clean_mod
-from buildkit.frontends.cli.clean import clean_project, main
+from buildkit.frontends.cli.clean import main
+from buildkit.frontends.clean import clean_project
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",

@@ -28,10 +28,16 @@ from buildkit.builder.cmake_cache import (
     CMakeCacheError,
     is_cmake_off,
     is_cmake_on,
-    is_property_entry,
     parse_entry,
 )
 from buildkit.errors import BuildkitError
+
+
+def is_property_entry(entry: CacheEntry) -> bool:
+    """An INTERNAL ``<name>-ADVANCED``/``-MODIFIED``/``-STRINGS`` line: CMake loads it
+    as a property of ``<name>``, not as a variable."""
+    return entry.type == "INTERNAL" and any(
+        entry.name.endswith(suffix) and len(entry.name) > len(suffix) for suffix in ("-ADVANCED", "-MODIFIED", "-STRINGS"))
 
 
 def _tool(name: str) -> str | None:

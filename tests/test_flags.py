@@ -12,16 +12,15 @@ from buildkit.builder.flags import (
     POSIX_WARNING_FLAGS,
     ExtensionFlags,
     OsxTarget,
-    effective_cxxflags,
     extension_flags,
     macos_sdk_path,
     normalize_build_type,
     osx_target,
-    parse_extra_requirements,
     relative_rpath_args,
     target_architectures,
     wheel_platform_tag,
 )
+from buildkit.config.parsing import parse_requirements
 from buildkit.errors import BuildkitError, ConfigError, ToolchainError
 
 FAKE_SDK = "/Applications/Xcode.app/SDKs/MacOSX14.sdk"
@@ -229,26 +228,19 @@ def test_wheel_platform_tag(kwargs: dict[str, str], expected: str) -> None:
     assert wheel_platform_tag(**kwargs) == expected
 
 
-# --- requirements and CXXFLAGS ---------------------------------------------------------
+# --- requirements --------------------------------------------------------------------
 
-def test_parse_extra_requirements() -> None:
+def test_extra_requirements_are_split_and_checked() -> None:
     value = "numpy >= 1.24| typing-extensions; python_version < '3.12' |"
-    assert parse_extra_requirements(value, "PYTORCH_EXTRA_INSTALL_REQUIREMENTS") == (
-        "numpy>=1.24", 'typing-extensions; python_version < "3.12"')
-    assert parse_extra_requirements(None, "X") == () == parse_extra_requirements(" | ", "X")
+    assert parse_requirements(value, "PYTORCH_EXTRA_INSTALL_REQUIREMENTS") == (
+        "numpy >= 1.24", "typing-extensions; python_version < '3.12'")
+    assert parse_requirements(" | ", "X") == ()
 
 
 def test_invalid_extra_requirement_names_variable_and_item() -> None:
     with pytest.raises(ConfigError) as info:
-        parse_extra_requirements("numpy|not a requirement!!", "EXTRA_REQS")
+        parse_requirements("numpy|not a requirement!!", "EXTRA_REQS")
     assert "EXTRA_REQS" in str(info.value) and "not a requirement!!" in str(info.value)
-
-
-@pytest.mark.parametrize("cflags, cxxflags, expected", [
-    ("-O3", None, "-O3"), ("-O3", "-O1", "-O1"), ("-O3", "", ""), (None, None, None),
-])
-def test_effective_cxxflags(cflags: str | None, cxxflags: str | None, expected: str | None) -> None:
-    assert effective_cxxflags(cflags, cxxflags) == expected
 
 
 # --- a real link on this machine -------------------------------------------------------

@@ -108,37 +108,6 @@ def test_relative_script_path_is_made_absolute(tmp_path: Path, monkeypatch: pyte
     assert ls.prioritized_text_flags(True, "build/x.ld")["LDFLAGS"] == [f"-T{tmp_path}/build/x.ld"]
 
 
-def test_merge_flags_appends_once_and_quotes() -> None:
-    additions = ls.prioritized_text_flags(True, "/my dir/x.ld")
-    merged = ls.merge_flags({"CFLAGS": "-O2", "LDFLAGS": None}, additions)
-    assert merged == {"CFLAGS": "-O2 -ffunction-sections -fdata-sections",
-                      "LDFLAGS": "'-T/my dir/x.ld'",
-                      "CXXFLAGS": "-ffunction-sections -fdata-sections"}
-    assert ls.merge_flags(merged, additions) == merged
-
-
-# --- recommendation ----------------------------------------------------------------------
-
-@pytest.mark.parametrize("enabled, machine, platform, shown", [
-    (None, "aarch64", "linux", True),
-    (None, "arm64", "linux", True),
-    (False, "aarch64", "linux", False),
-    (True, "aarch64", "linux", False),
-    (None, "x86_64", "linux", False),
-    (None, "arm64", "darwin", False),
-])
-def test_maybe_recommend(enabled: bool | None, machine: str, platform: str, shown: bool,
-                         capsys: pytest.CaptureFixture[str]) -> None:
-    assert ls.maybe_recommend(enabled, machine, platform) is shown
-    err = capsys.readouterr().err
-    assert ("USE_PRIORITIZED_TEXT_FOR_LD=1" in err and "aarch64" in err) is shown
-
-
-# --- running ld and writing the file -------------------------------------------------------
-
-def test_default_linker_script_from_fake_ld(tmp_path: Path) -> None:
-    ld = fake_program(tmp_path / "ld", f"cat {FIXTURES / 'ld_verbose_x86_64.txt'}")
-    assert ls.default_linker_script(ld) == ls.extract_default_script(VERBOSE)
 
 
 def test_default_linker_script_errors(tmp_path: Path) -> None:

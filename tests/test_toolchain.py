@@ -13,7 +13,6 @@ from buildkit.builder.toolchain import (
     Tool,
     Toolchain,
     check_record,
-    discover,
     find_cmake,
     find_compilers,
     find_ninja,
@@ -25,6 +24,14 @@ from buildkit.builder.toolchain import (
     version_from_output,
 )
 from buildkit.errors import ToolchainError
+
+
+def discover(*, cmake_minimum: str = "3.24", ninja: bool = True, cuda: bool = False, cc: str | None = None,
+             cxx: str | None = None, cudacxx: str | None = None, cache_path: Path | str | None = None) -> Toolchain:
+    """Everything a first configure needs, as the driver finds it."""
+    return Toolchain(cmake=find_cmake(cmake_minimum, cache_path=cache_path),
+                     ninja=find_ninja(cache_path=cache_path) if ninja else None,
+                     compilers=find_compilers(cuda, cc=cc, cxx=cxx, cudacxx=cudacxx, cache_path=cache_path))
 
 
 def is_script(path: Path) -> bool:

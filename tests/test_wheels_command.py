@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from buildkit_testing import clean_env, copy_example, run
 
-from buildkit.frontends.cli.audit import audit_wheel
+from buildkit.frontends.cli.audit import audit
 
 BUILDKIT = [sys.executable, "-m", "buildkit", "wheels"]
 CP = "cp%d%d" % sys.version_info[:2]
@@ -76,8 +76,8 @@ def test_split_wheels_are_repaired_audited_and_smoke_tested(tmp_path, wheelhouse
     assert "minimal/lib/libminimal_python.so" in names
     assert not any(n.rsplit("/", 1)[-1].startswith("libminimal.so") for n in names), names  # not grafted
     assert not any(n.split("/")[0].endswith(".libs") for n in names)
-    assert audit_wheel(python, build_paths=[project], allowed_external=["libminimal.so"], tools=False) == []
-    assert audit_wheel(library, build_paths=[project], tools=False) == []
+    assert audit(python, build_paths=[project], allowed_external=["libminimal.so"], tools=False).findings == []
+    assert audit(library, build_paths=[project], tools=False).findings == []
 
     # The summary table and the commands used are in the log; the project's smoke command ran once.
     for text in (library.name, python.name, "auditwheel repair --plat", "--exclude=libminimal.so",

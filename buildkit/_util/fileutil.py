@@ -17,28 +17,39 @@ PROTECTED_DIR_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", ".venv", "venv",
 PROTECTED_FILE_NAMES = frozenset({".env", ".envrc", KEEP_MARKER})
 
 
+def write_atomic(target: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write ``data`` to ``target`` through a sibling temp file renamed over it.
+
+    A reader (a parallel link, an import) sees the old file or the new one, never
+    half of one; a failed or interrupted write leaves no temp file behind.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, mode)  # mkstemp creates 0600; installed files must be readable
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def write_text_if_changed(target: Path, text: str, mode: int = 0o644) -> bool:
-    """Write ``text`` to ``target``; True when it changed.
+    """Write ``text`` (UTF-8, LF) to ``target`` atomically; True when it changed.
 
     An unchanged file keeps its mtime, so incremental builds and editable installs
-    see no spurious change; a sibling temp file renamed over the target means a
-    reader (or a build interrupted halfway) never sees a half-written file.
+    see no spurious change.
     """
     target = Path(target)
     try:
         if target.read_text(encoding="utf-8") == text:
             return False
-    except (FileNotFoundError, UnicodeDecodeError):
+    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
         pass
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)  # mkstemp creates 0600; installed modules must be readable
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, text.encode("utf-8"), mode)
     return True
 
 
@@ -51,19 +62,8 @@ def read_json(path: Path) -> Any:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write atomically: a reader sees the old record or the new one, never half; a
-    failed write leaves no temporary file behind."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Write atomically: a reader sees the old record or the new one, never half."""
+    write_atomic(Path(path), (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def mtime_ns(path: Path) -> int | None:

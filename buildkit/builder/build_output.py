@@ -12,7 +12,6 @@ cause is known, a hint.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from buildkit._util import console
+from buildkit._util.fileutil import write_atomic
 from buildkit.errors import BuildFailedError
 
 NINJA_STATUS = re.compile(r"^\[(\d+)/(\d+)\]")
@@ -381,9 +381,7 @@ def copy_if_changed(source: Path, target: Path, stamp_path: Path) -> bool:
     data = source.read_bytes()
     changed = not target.is_file() or target.read_bytes() != data
     if changed:
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
+        write_atomic(target, data)
     stamp_path.parent.mkdir(parents=True, exist_ok=True)
     stamp_path.write_text(json.dumps([_stat_key(source), _stat_key(target)]), encoding="utf-8")
     return changed

@@ -47,7 +47,6 @@ _ENTRY_PATTERNS = (  # (regex, has a type group), in cmState::ParseCacheEntry's 
     (re.compile(r"([^=]*)=" + _VALUE, re.S), False),
 )
 _LEADING_BLANKS = " \t\r\n"
-_PROPERTY_SUFFIXES = ("-ADVANCED", "-MODIFIED", "-STRINGS")
 
 _ON_WORDS = frozenset({"1", "Y", "ON", "YES", "TRUE"})
 _OFF_WORDS = frozenset({"", "0", "N", "NO", "OFF", "FALSE", "IGNORE"})
@@ -260,11 +259,6 @@ def _pytorch_value(entry: CacheEntry) -> PythonValue:
     return entry.value
 
 
-def is_property_entry(entry: CacheEntry) -> bool:
-    """An INTERNAL ``<name>-ADVANCED``/``-MODIFIED``/``-STRINGS`` line: CMake loads it
-    as a property of ``<name>``, not as a variable."""
-    return entry.type == "INTERNAL" and any(
-        entry.name.endswith(suffix) and len(entry.name) > len(suffix) for suffix in _PROPERTY_SUFFIXES)
 
 
 class CacheTruncatedError(CMakeCacheError):

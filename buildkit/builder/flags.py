@@ -19,12 +19,11 @@ import sys
 from dataclasses import dataclass
 from typing import Sequence
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import mac_platforms
 
+from buildkit.config.parsing import BUILD_TYPES
 from buildkit.errors import ConfigError, ToolchainError
 
-BUILD_TYPES = ("Debug", "Release", "RelWithDebInfo", "MinSizeRel")
 DEBUG_INFO_BUILD_TYPES = frozenset({"Debug", "RelWithDebInfo"})
 OSX_ARCHITECTURES = ("arm64", "x86_64")
 
@@ -271,27 +270,3 @@ def wheel_platform_tag(platform: str | None = None, host_platform: str | None = 
 
 def _normalize(name: str) -> str:
     return name.replace("-", "_").replace(".", "_").replace(" ", "_")
-
-
-def parse_extra_requirements(value: str | None, variable_name: str) -> tuple[str, ...]:
-    """Requirements from a '|'-separated variable, each checked as a PEP 508 string."""
-    requirements = []
-    for item in (value or "").split("|"):
-        item = item.strip()
-        if not item:
-            continue
-        try:
-            requirements.append(str(Requirement(item)))
-        except InvalidRequirement as error:
-            raise ConfigError(
-                f"{variable_name} contains an invalid requirement {item!r}: {error}.",
-                f"Separate requirements with '|' and write each as in pip, e.g. "
-                f"{variable_name}='numpy>=1.24|typing-extensions; python_version<\"3.12\"'.",
-            ) from None
-    return tuple(requirements)
-
-
-def effective_cxxflags(cflags: str | None, cxxflags: str | None) -> str | None:
-    """C++ flags to use: CXXFLAGS when set (even empty), else CFLAGS, since many
-    users only set CFLAGS and expect it to reach the C++ sources too."""
-    return cxxflags if cxxflags is not None else cflags

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from buildkit._util import console
+from buildkit._util.fileutil import write_text_if_changed
 from buildkit.errors import BuildkitError, ToolchainError
 
 VARIABLE = "USE_PRIORITIZED_TEXT_FOR_LD"
@@ -128,26 +127,10 @@ def write_linker_script(symbols_file: str | os.PathLike[str], output: str | os.P
                             "lists no symbols.",
                             f"Add one symbol name per line, or unset {VARIABLE}.")
     target = Path(output)
-    _write_if_changed(target, prioritized_script(default_linker_script(ld), symbols))
+    # Atomic: a parallel link sees the old script or the new one, never half.
+    write_text_if_changed(target, prioritized_script(default_linker_script(ld), symbols))
     return target
 
-
-def _write_if_changed(target: Path, content: str) -> None:
-    try:
-        if target.read_text(encoding="utf-8") == content:
-            return
-    except (OSError, UnicodeDecodeError):
-        pass
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # A reader (a parallel link) sees either the old file or the new one, never half.
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(content)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def prioritized_text_flags(enabled: bool, script_path: str | os.PathLike[str]) -> dict[str, list[str]]:
@@ -163,21 +146,6 @@ def prioritized_text_flags(enabled: bool, script_path: str | os.PathLike[str]) -
     }
 
 
-def merge_flags(existing: Mapping[str, str | None],
-                additions: Mapping[str, Sequence[str]]) -> dict[str, str]:
-    """New values for flag variables: each existing string with the additions
-    appended (shell-quoted), skipping any already there so repeated calls don't
-    pile up copies."""
-    merged: dict[str, str] = {}
-    for name, extra in additions.items():
-        current = existing.get(name) or ""
-        try:
-            present = set(shlex.split(current))
-        except ValueError:  # unbalanced quotes: compare word by word instead
-            present = set(current.split())
-        new = [shlex.quote(flag) for flag in extra if flag not in present]
-        merged[name] = " ".join(part for part in (current.strip(), *new) if part)
-    return merged
 
 
 def maybe_recommend(enabled: bool | None, machine: str, platform: str) -> bool:

@@ -357,12 +357,6 @@ def find_compilers(cuda: bool = False, *, cc: str | None = None, cxx: str | None
         cache.save()
 
 
-def discover(*, cmake_minimum: str = "3.24", ninja: bool = True, cuda: bool = False, cc: str | None = None,
-             cxx: str | None = None, cudacxx: str | None = None, cache_path: Path | str | None = None) -> Toolchain:
-    """Everything a first configure needs, in one call."""
-    return Toolchain(cmake=find_cmake(cmake_minimum, cache_path=cache_path),
-                     ninja=find_ninja(cache_path=cache_path) if ninja else None,
-                     compilers=find_compilers(cuda, cc=cc, cxx=cxx, cudacxx=cudacxx, cache_path=cache_path))
 
 
 # ---------------------------------------------------- the build dir's record

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buildkit._util import console
+from buildkit._util.fileutil import write_atomic
 
 MARKER = "buildkit_editable.json"
 INSTALLER = "buildkit"
@@ -142,9 +143,7 @@ def _entry_points(scripts: tuple[str, ...]) -> str:
 
 
 def _write(path: Path, text: str) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text.encode("utf-8"))
     return path
 
 

@@ -9,10 +9,10 @@ license inside the ``.dist-info`` (the source tree's LICENSE is never rewritten)
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from buildkit._util.fileutil import write_text_if_changed
 from buildkit.errors import ConfigError
 
 SETTINGS_KEY = "licenses"
@@ -71,16 +71,5 @@ def concatenate_licenses(project_license: Path | None, third_party: Sequence[Pat
     if root is None:
         root = project_license.parent if project_license is not None else Path.cwd()
     text = license_text(project_license, third_party, root)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    # A sibling temp file renamed over the target: a failed write never leaves a
-    # truncated license behind.
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_if_changed(output, text)  # atomic: a failed write never leaves a truncated license
     return output

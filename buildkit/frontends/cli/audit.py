@@ -225,10 +225,6 @@ def _tail(result: subprocess.CompletedProcess, lines: int = 12) -> str:
 
 
 # -------------------------------------------------------------------- checks
-def audit_wheel(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_external: Iterable[str] = (),
-                tools: bool = True) -> list[Finding]:
-    """Every check on one wheel; ``tools=False`` skips twine and auditwheel (own checks only)."""
-    return audit(path, build_paths=build_paths, allowed_external=allowed_external, tools=tools).findings
 
 
 def audit(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_external: Iterable[str] = (),

@@ -31,7 +31,7 @@ from buildkit.frontends import develop_state
 from buildkit.frontends.setuptools.commands import cmdclass
 from buildkit.frontends.setuptools.distribution import BuildkitDistribution
 from buildkit.package.extensions import CMakeBuiltExtension, stub_extension
-from buildkit.package.layout import library_only_layout, mode_packages
+from buildkit.package.layout import library_only_layout, mode_ext_modules, mode_packages
 from buildkit.package.split import library_package
 from buildkit.project import Project
 
@@ -120,14 +120,12 @@ def _package(project: Project, overrides: dict[str, Any]):
 
 def extensions(project: Project) -> list[setuptools.Extension]:
     """Step 6: the ``_C`` stub and the CMake-built extension modules, for this mode."""
-    if project.mode is WheelMode.LIBRARY_ONLY:
-        return []
     stub = stub_extension(project.settings["extension"], root=project.root,
                           package_dir=project.settings.package_dir, build_type=project.build_type,
                           osx=_osx_target(project))
     built = [CMakeBuiltExtension(item["name"]) for item in project.settings["cmake-extensions"]
              if project.condition(item.get("when"))]
-    return ([stub] if stub else []) + built
+    return mode_ext_modules(([stub] if stub else []) + built, project.mode)
 
 
 def _osx_target(project: Project) -> OsxTarget | None:

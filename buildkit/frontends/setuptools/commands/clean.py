@@ -1,4 +1,4 @@
-"""``python setup.py clean [--all] [--dry-run]``: :mod:`buildkit.frontends.cli.clean` as a setuptools command."""
+"""``python setup.py clean [--all] [--dry-run]``: :mod:`buildkit.frontends.clean` as a setuptools command."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from setuptools import Command
 
-from buildkit.frontends.cli.clean import clean_project
+from buildkit.frontends.clean import clean_project
 from buildkit.frontends.setuptools.distribution import project_of
 
 

@@ -1,0 +1,50 @@
+"""One build per command: a `buildkit develop` that has setuptools work to do (the
+editable registration, the `_C` stub) still runs the CMake driver once, prints one
+result line, and hands its project to `setup.py` instead of building again."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from buildkit.builder.build_lock import lock_build_folder
+
+RESULT_LINE = re.compile(r"^buildkit: (up to date|done in) ", re.M)
+
+pytestmark = pytest.mark.slow
+
+
+def develop(python: Path, project: Path) -> str:
+    done = subprocess.run([str(python), "-m", "buildkit", "develop", str(project)], capture_output=True,
+                          text=True, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "CI": "true"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+def test_develop_builds_once_and_says_so_once(minimal_project: Path, overlay_python: Path) -> None:
+    cold = develop(overlay_python, minimal_project)
+    assert len(RESULT_LINE.findall(cold)) == 1, cold
+    assert "registered editable install of minimal" in cold
+
+    # A changed setup.py means setuptools work (the stub, the registration) but no CMake work.
+    with (minimal_project / "setup.py").open("a") as handle:
+        handle.write("# changed\n")
+    changed = develop(overlay_python, minimal_project)
+    assert RESULT_LINE.findall(changed) == ["up to date"], changed
+    assert "running develop" in changed
+
+    noop = develop(overlay_python, minimal_project)
+    assert RESULT_LINE.findall(noop) == ["up to date"], noop
+    assert "running develop" not in noop
+
+
+def test_the_build_lock_is_not_reentrant(tmp_path: Path) -> None:
+    with lock_build_folder(tmp_path):
+        with pytest.raises(RuntimeError, match="already held by this process"):
+            with lock_build_folder(tmp_path):
+                pass
+    with lock_build_folder(tmp_path):  # released: taken again
+        pass

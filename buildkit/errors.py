@@ -69,16 +69,21 @@ def report(error: BuildkitError) -> None:
     console.boxed("buildkit error", body, style="red")
 
 
+class ReportedExit(SystemExit):
+    """The exit :func:`reporting_errors` raises after printing the message: any other
+    ``SystemExit`` (setuptools' own "interrupted", a script's exit) keeps its meaning."""
+
+
 def reporting_errors(action: Callable[[], T]) -> T:
     """Run ``action``; a BuildkitError or Ctrl-C becomes a message and ``SystemExit``."""
     try:
         return action()
     except BuildkitError as error:
         report(error)
-        raise SystemExit(error.exit_code) from None
+        raise ReportedExit(error.exit_code) from None
     except KeyboardInterrupt:
         console.warn(INTERRUPTED)
-        raise SystemExit(130) from None
+        raise ReportedExit(130) from None
 
 
 def exit_on_error(main: Callable[..., int]) -> Callable[..., int]:
@@ -88,7 +93,7 @@ def exit_on_error(main: Callable[..., int]) -> Callable[..., int]:
     def wrapper(*args, **kwargs) -> int:
         try:
             return reporting_errors(lambda: main(*args, **kwargs))
-        except SystemExit as stop:
-            return stop.code if isinstance(stop.code, int) else 1
+        except ReportedExit as stop:
+            return stop.code
 
     return wrapper

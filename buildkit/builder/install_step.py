@@ -54,10 +54,7 @@ class PackageTreeInstall:
         return result
 
     def manifest(self) -> set[str]:
-        try:
-            return set(filter(None, (self.build_dir / "install_manifest.txt").read_text(encoding="utf-8").splitlines()))
-        except OSError:
-            return set()
+        return {str(path) for path in read_install_manifest(self.build_dir)}
 
     def prune_stale(self, stale: set[str]) -> None:
         """Remove what an earlier install put into the package tree and this one no longer

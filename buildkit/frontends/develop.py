@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from buildkit.frontends import develop_state
+from buildkit.frontends.setuptools.flow import setup
 from buildkit.project import Project
 
 
@@ -28,9 +29,6 @@ def run_setup_command(root: Path, arguments: list[str]) -> None:
         if setup_py.is_file():
             runpy.run_path(str(setup_py), run_name="__main__")
         else:
-            # setuptools costs ~130 ms to import: only a project that changed pays for it.
-            from buildkit.frontends.setuptools.flow import setup
-
             setup()
     finally:
         sys.argv, _ = saved_argv, os.chdir(saved_cwd)

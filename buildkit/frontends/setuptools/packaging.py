@@ -1,0 +1,100 @@
+"""Steps 6 to 10 of ``buildkit.setup()``: the extensions, the metadata, the layout, setuptools.
+
+The :class:`~buildkit.project.Project` rides on the distribution as
+``distribution.buildkit``, where the commands find it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from typing import Any
+
+import setuptools
+from setuptools import find_packages
+
+from buildkit.builder.flags import OsxTarget, osx_target
+from buildkit.config.modes import WheelMode
+from buildkit.frontends.setuptools.commands import cmdclass
+from buildkit.frontends.setuptools.distribution import BuildkitDistribution
+from buildkit.package.extensions import CMakeBuiltExtension, stub_extension
+from buildkit.package.layout import library_only_layout, mode_ext_modules, mode_packages
+from buildkit.package.split import library_package
+from buildkit.project import Project
+
+# setup() keyword -> the [project] field it fills; setuptools rejects (or ignores with a
+# warning) a value for a field the project declared statically, so buildkit only
+# supplies the fields listed in [project] dynamic.
+DYNAMIC_FIELDS = {
+    "version": "version", "install_requires": "dependencies", "entry_points": "scripts",
+    "long_description": "readme", "long_description_content_type": "readme",
+}
+
+
+def call_setuptools(project: Project, overrides: dict[str, Any]):
+    """Steps 6 to 10: the extensions, the metadata, the layout, setuptools."""
+    name = (project.settings["library-distribution"] if project.mode is WheelMode.LIBRARY_ONLY
+            else project.settings.project_name)
+    long_description, content_type = project.long_description()  # 7
+    kwargs: dict[str, Any] = dict(
+        name=name,
+        version=project.version,
+        install_requires=project.requirements(),
+        ext_modules=extensions(project),  # 6
+        **wheel_layout(project),  # 8 (and 10: unmatched rules are reported by name)
+        entry_points={"console_scripts": project.scripts()},
+        long_description=long_description,
+        long_description_content_type=content_type,
+        cmdclass=cmdclass(),
+        distclass=functools.partial(BuildkitDistribution, project=project),
+        zip_safe=False,
+        # buildkit's package-data rules are the one source of data files; setuptools'
+        # MANIFEST-based inclusion would add files no rule chose (and warn about
+        # lib/ and include/ looking like packages).
+        include_package_data=False,
+    )
+    for keyword, field_name in DYNAMIC_FIELDS.items():
+        if field_name not in project.settings.dynamic:
+            kwargs.pop(keyword, None)
+    kwargs.update(overrides)
+    return setuptools.setup(**kwargs)  # 9
+
+
+def extensions(project: Project) -> list[setuptools.Extension]:
+    """Step 6: the ``_C`` stub and the CMake-built extension modules, for this mode."""
+    stub = stub_extension(project.settings["extension"], root=project.root,
+                          package_dir=project.settings.package_dir, build_type=project.build_type,
+                          osx=_osx_target(project))
+    built = [CMakeBuiltExtension(item["name"]) for item in project.settings["cmake-extensions"]
+             if project.condition(item.get("when"))]
+    return mode_ext_modules(([stub] if stub else []) + built, project.mode)
+
+
+def _osx_target(project: Project) -> OsxTarget | None:
+    if sys.platform != "darwin":
+        return None
+    options = project.options
+    return osx_target(osx_architectures=options.osx_architectures, archflags=options.archflags,
+                      host_platform=options.host_platform, sysroot=options.osx_sysroot,
+                      deployment_target=options.macosx_deployment_target)
+
+
+def packages(project: Project) -> list[str]:
+    optional = {item["package"]: item.get("when") for item in project.settings["optional-packages"]}
+    top = project.settings.package.split(".")[0]
+    found = [p for p in find_packages(str(project.root), include=[top, f"{top}.*"])
+             if not any(p == o or p.startswith(o + ".") for o in optional if not project.condition(optional[o]))]
+    return list(mode_packages(found, project.settings.package, project.mode))
+
+
+def wheel_layout(project: Project) -> dict[str, Any]:
+    """Step 8: packages, package_dir and package_data for setuptools, for this wheel mode."""
+    files = project.package_files()
+    if project.mode is WheelMode.LIBRARY_ONLY:
+        layout = library_only_layout(files, project.settings.package_dir, project.build_dir / "library-wheel",
+                                     library_package(project.settings["library-distribution"]))
+        # setuptools insists on package_dir paths relative to setup.py's folder.
+        package_dir = {k: os.path.relpath(v, project.root) for k, v in layout.package_dir.items()}
+        return {"packages": layout.packages, "package_dir": package_dir, "package_data": layout.package_data}
+    return {"packages": packages(project), "package_data": {project.settings.package: files}}

@@ -36,16 +36,8 @@ from buildkit.package.layout import (
     report_unmatched,
     rules_from_config,
 )
-from buildkit.package.split import (
-    installed_library_prefix,
-    mode_defines,
-    write_native_loader,
-)
-from buildkit.package.version import (
-    ResolvedVersion,
-    resolve_version,
-    write_version_file,
-)
+from buildkit.package.split import installed_library_prefix, mode_defines, write_native_loader
+from buildkit.package.version import ResolvedVersion, resolve_version, write_version_file
 
 _UNREAD: Any = object()
 

@@ -269,14 +269,7 @@ class _Rich(_Display):
 
     def _open(self, total: int | None) -> None:
         # rich costs ~20 ms to import: only a terminal that shows progress pays for it.
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            SpinnerColumn,
-            TextColumn,
-            TimeElapsedColumn,
-        )
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         counted = (BarColumn(bar_width=30), MofNCompleteColumn()) if total else ()
         self.progress = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), *counted,

@@ -37,18 +37,8 @@ from buildkit._util.fileutil import read_json as _read_json
 from buildkit._util.fileutil import write_json as _write_json
 from buildkit.builder import file_api, toolchain
 from buildkit.builder.build_lock import DEFAULT_TIMEOUT_S, lock_build_folder
-from buildkit.builder.build_output import (
-    StepResult,
-    copy_if_changed,
-    print_summary,
-    run_step,
-)
-from buildkit.builder.cmake_cache import (
-    CacheTruncatedError,
-    CMakeCache,
-    CMakeCacheError,
-    is_cmake_notfound,
-)
+from buildkit.builder.build_output import StepResult, copy_if_changed, print_summary, run_step
+from buildkit.builder.cmake_cache import CacheTruncatedError, CMakeCache, CMakeCacheError, is_cmake_notfound
 from buildkit.builder.configure_state import (
     CACHE_COMPILERS,
     FINGERPRINT_FORMAT,

@@ -72,10 +72,7 @@ def parse_nonempty(value: str, name: str) -> str:
 
 
 def parse_requirements(value: str, name: str) -> tuple[str, ...]:
-    from packaging.requirements import (  # lazy: ~20 ms to import
-        InvalidRequirement,
-        Requirement,
-    )
+    from packaging.requirements import InvalidRequirement, Requirement  # lazy: ~20 ms to import
 
     items = tuple(item.strip() for item in value.split("|") if item.strip())
     for item in items:

@@ -86,9 +86,7 @@ def _with_git_label(version: str, sha: str | None) -> str:
 
 
 def _sdist_version(path: Path) -> str:
-    from email.parser import (
-        HeaderParser,  # only sdists have a PKG-INFO: keep it off the no-op path
-    )
+    from email.parser import HeaderParser  # only sdists have a PKG-INFO: keep it off the no-op path
 
     headers = HeaderParser().parsestr(path.read_text(encoding="utf-8", errors="replace"))
     version = (headers.get("Version") or "").strip()

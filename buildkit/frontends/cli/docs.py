@@ -5,11 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from buildkit.config.options import (
-    CMAKE_ENVIRONMENT_VARIABLES,
-    RESERVED_VARIABLES,
-    option_table,
-)
+from buildkit.config.options import CMAKE_ENVIRONMENT_VARIABLES, RESERVED_VARIABLES, option_table
 from buildkit.config.settings import SETTINGS
 
 HEADER = """# Configuration reference

@@ -18,11 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from buildkit._util import console
-from buildkit.builder.cuda_arch import (
-    architecture_numbers,
-    minimum_arch_for_cuda,
-    normalize_cuda_architectures,
-)
+from buildkit.builder.cuda_arch import architecture_numbers, minimum_arch_for_cuda, normalize_cuda_architectures
 from buildkit.builder.jobs import available_memory_mb, default_job_count, memory_warning
 from buildkit.builder.toolchain import (
     Compilers,

@@ -3,16 +3,13 @@ one local wheelhouse, which every venv a test makes installs from with --no-inde
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
-from buildkit_testing import make_wheelhouse  # noqa: E402
+from buildkit_testing.venvs import make_wheelhouse
 
 
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory) -> Path:
-    """The run's one local wheelhouse (see buildkit_testing.make_wheelhouse)."""
+    """The run's one local wheelhouse (see buildkit_testing.venvs.make_wheelhouse)."""
     return make_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))

@@ -25,6 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
+# A script runs outside pytest, whose configuration puts buildkit's test utilities on sys.path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "utils"))
+from buildkit_testing.projects import copy_sources  # noqa: E402
+from buildkit_testing.venvs import overlay_venv, site_packages  # noqa: E402
+
 BUILDKIT_PYPROJECT = """\
 [build-system]
 requires = ["setuptools-buildkit"]
@@ -239,13 +244,9 @@ def isolated_python(work: Path, name: str, install: list[str] | None = None) -> 
     installs never leaks into the caller's environment or into the other tool's runs.
     scikit-build-core in particular hooks setuptools' entry points and would slow
     every setuptools run it shared an environment with."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from buildkit_testing import overlay_venv
-
     python = overlay_venv(work / name)
     if install:
-        site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                              capture_output=True, text=True, check=True).stdout.strip()
+        site = site_packages(python)
         result = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", site, *install],
                                 capture_output=True, text=True)
         if result.returncode != 0:
@@ -272,12 +273,7 @@ def measure_skbuild(work: Path, args, env: dict[str, str]) -> list[tuple[str, fl
 
 def measure_tensorlet(work: Path, python: str, ninja: str, args, env: dict[str, str]) -> list[tuple[str, float]]:
     """The reference backend: a real codegen + ~40 translation units + CPU variants."""
-    source = Path(__file__).resolve().parent.parent / "examples" / "tensorlet"
-    copy = work / "tensorlet"
-    outputs = {"build", "lib", "include", "share", "_codegen"}
-    shutil.copytree(source, copy, ignore=lambda folder, names: [
-        n for n in names if n in outputs or n.endswith((".so", ".egg-info")) or n == "__pycache__"
-        or n in {"version.py", "_build_config.py"}])
+    copy = copy_sources(Path(__file__).resolve().parents[1] / "examples" / "tensorlet", work / "tensorlet")
     develop = [python, "-m", "buildkit", "develop", "."]
     cold = timed(develop, copy, env)
     noop = median(develop, copy, env, args.runs)

@@ -35,8 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rebuild import generate  # noqa: E402 - the benchmark project, shared with rebuild.py
+from rebuild import generate  # the benchmark project, shared with rebuild.py (a script's folder is on sys.path)
 
 # sccache 0.16 strips SCCACHE_BASEDIRS from the preprocessed source only; the
 # -ffile-prefix-map flags buildkit adds name the checkout and are hashed verbatim, so

@@ -80,7 +80,7 @@ class Project:
     def resolved_version(self) -> ResolvedVersion:
         return resolve_version(self.root, build_version=self.options.build_version,
                                build_number=self.options.build_number,
-                               version_file=self.settings["version-file"],
+                               version_file=self.settings.version_file,
                                build_version_var=f"{self.settings.env_prefix}_BUILD_VERSION")
 
     @property
@@ -101,8 +101,8 @@ class Project:
         changed = write_version_file(self.settings.package_dir, self.resolved_version,
                                      extra={"build_type": self.build_type})
         loader = write_native_loader(self.settings.package_dir, package=self.settings.package,
-                                     library_distribution=self.settings["library-distribution"],
-                                     version=self.version, preload=self.settings["preload-libraries"])
+                                     library_distribution=self.settings.library_distribution,
+                                     version=self.version, preload=self.settings.preload_libraries)
         return loader or changed
 
     # ------------------------------------------------------------ requirements
@@ -110,8 +110,8 @@ class Project:
         """Base requirements, extra ones from the environment, the library pin."""
         if self.mode is WheelMode.LIBRARY_ONLY:
             return []  # C++ libraries, headers and CMake files: nothing to import, nothing to require
-        base = [*self.settings["dependencies"], *self.options.extra_requirements]
-        return list(mode_requirements(base, self.mode, self.settings["library-distribution"], self.version))
+        base = [*self.settings.dependencies, *self.options.extra_requirements]
+        return list(mode_requirements(base, self.mode, self.settings.library_distribution, self.version))
 
     # ----------------------------------------------------------- CMake inputs
     def linker_script_defines(self) -> dict[str, str]:
@@ -119,7 +119,7 @@ class Project:
         linker_script.maybe_recommend(self.options.prioritized_text, _platform.machine(), sys.platform)
         if not self.options.prioritized_text:
             return {}
-        symbols = self.root / self.settings["prioritized-text-file"]
+        symbols = self.root / self.settings.prioritized_text_file
         if not symbols.is_file():
             raise BuildkitError(
                 f"USE_PRIORITIZED_TEXT_FOR_LD=1 but {symbols} does not exist.",
@@ -138,8 +138,8 @@ class Project:
         """The installed library distribution a python-only build links against."""
         if self.mode is not WheelMode.PYTHON_ONLY:
             return None
-        return installed_library_prefix(self.settings["library-distribution"], self.version,
-                                        mode_variable=self.settings["library-only-variable"])
+        return installed_library_prefix(self.settings.library_distribution, self.version,
+                                        mode_variable=self.settings.library_only_variable)
 
     def extra_defines(self) -> dict[str, str]:
         """What buildkit adds to every configure besides the forwarded variables."""
@@ -198,8 +198,8 @@ class Project:
     # ----------------------------------------------------------- package data
     def package_files(self) -> list[str]:
         """The files of the package tree that ship, from the rules, the mode and the cache."""
-        own_rules = rules_from_config(self.settings["package-data"])
-        rules = (*default_rules(codegen_package=self.settings["codegen-package"], package=self.settings.package),
+        own_rules = rules_from_config(self.settings.package_data)
+        rules = (*default_rules(codegen_package=self.settings.codegen_package, package=self.settings.package),
                  *own_rules)
         result = collect_package_data(self.settings.package_dir, rules, self.mode, self.cache)
         if self.built:
@@ -211,11 +211,11 @@ class Project:
     def scripts(self) -> list[str]:
         if self.mode is WheelMode.LIBRARY_ONLY:
             return []
-        return [f"{s['name']} = {s['target']}" for s in self.settings["scripts"] if self.condition(s.get("when"))]
+        return [f"{script.name} = {script.target}" for script in self.settings.scripts if self.condition(script.when)]
 
     def long_description(self) -> tuple[str, str]:
         """README text and its content type."""
-        readme = self.root / self.settings["readme"]
+        readme = self.root / self.settings.readme
         if not readme.is_file():
             return "", "text/plain"
         kind = {".md": "text/markdown", ".rst": "text/x-rst"}.get(readme.suffix.lower(), "text/plain")

@@ -1,25 +1,31 @@
-"""Fixtures for buildkit's tests; the helpers they use live in buildkit_testing.py, and
-the run's one wheelhouse (shared with tensorlet's tests) in the repository's conftest.py."""
+"""Fixtures for buildkit's tests: the one way to get a test project (`test_package`),
+venvs, and fake tools.  The helpers live in the buildkit_testing package
+(tests/utils), the run's one wheelhouse (shared with tensorlet's tests) in the
+repository's conftest.py."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from buildkit_testing import (
-    copy_example,
-    make_venv,
-    overlay_venv,
-    pip_install,
-    venv_env,
-)
+
+from buildkit_testing.projects import copy_test_package
+from buildkit_testing.venvs import make_venv, overlay_venv, pip_install, venv_env
 
 
-@pytest.fixture
-def minimal_project(tmp_path) -> Path:
-    """A private copy of examples/minimal, without build outputs."""
-    return copy_example("minimal", tmp_path / "minimal")
+@pytest.fixture(scope="session")
+def test_package(tmp_path_factory) -> Callable[..., Path]:
+    """``test_package(scenario, target=None)``: a private copy of tests/packages/<scenario>,
+    without build outputs, in ``target`` (by default a new temporary folder's
+    ``<scenario>``: the project folder keeps its name).  Session-scoped so that module
+    fixtures can build in one too."""
+
+    def copy(scenario: str, target: Path | None = None) -> Path:
+        return copy_test_package(scenario, target or tmp_path_factory.mktemp(scenario) / scenario)
+
+    return copy
 
 
 @pytest.fixture

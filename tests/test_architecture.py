@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from buildkit_testing.paths import REPO
+
 LAYERS_BLOCK = re.compile(r"```layers\n(.*?)```", re.S)
 
 

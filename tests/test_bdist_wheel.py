@@ -8,7 +8,6 @@ import platform
 import random
 import resource
 import shutil
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -20,11 +19,11 @@ from setuptools.dist import Distribution
 from buildkit.config.modes import WheelMode
 from buildkit.config.options import BuildOptions
 from buildkit.config.settings import load_settings
-from buildkit.frontends.setuptools.commands.bdist_wheel import (
-    BdistWheel,
-    dist_info_license_name,
-)
+from buildkit.frontends.setuptools.commands.bdist_wheel import BdistWheel, dist_info_license_name
 from buildkit.project import Project
+from buildkit_testing.artifacts import only_wheel
+from buildkit_testing.processes import clean_env, run, setup_py
+from buildkit_testing.projects import write_files
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="checks linux tags and gcc flags")
 needs_compiler = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
@@ -76,30 +75,12 @@ FILES = {
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    return make_project(tmp_path / "proj")
-
-
-def make_project(root: Path) -> Path:
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    return write_files(tmp_path / "proj", FILES)
 
 
 def build_wheel(root: Path, out: Path, *, preexec_fn=None, check: bool = True, **env: str):
-    # Builds must not depend on the caller's build variables.
-    base = {k: v for k, v in os.environ.items() if k not in {"BUILD_LIBTORCH_WHL", "SOURCE_DATE_EPOCH", "CFLAGS"}}
-    run = subprocess.run([sys.executable, "setup.py", "-q", "bdist_wheel", "--dist-dir", str(out)], cwd=root,
-                         env={**base, **env}, capture_output=True, text=True, preexec_fn=preexec_fn)
-    if check:
-        assert run.returncode == 0, run.stdout + run.stderr
-    return run
-
-
-def only_wheel(out: Path) -> Path:
-    (wheel,) = out.glob("*.whl")
-    assert [p.name for p in out.iterdir()] == [wheel.name]  # no staging folder left behind
-    return wheel
+    return setup_py(sys.executable, root, "-q", "bdist_wheel", "--dist-dir", out, env=clean_env(**env), check=check,
+                    preexec_fn=preexec_fn)
 
 
 def read(wheel: Path, name: str) -> str:
@@ -111,10 +92,8 @@ def prepare_metadata(root: Path, out: Path) -> tuple[Path, str]:
     """The PEP 517 metadata hook in a subprocess; returns the dist-info and stderr."""
     out.mkdir()
     code = "import sys; from setuptools import build_meta as b; b.prepare_metadata_for_build_wheel(sys.argv[1])"
-    run = subprocess.run([sys.executable, "-c", code, str(out)], cwd=root, capture_output=True, text=True,
-                         env={**os.environ, "DEMO_PURE": "1"})
-    assert run.returncode == 0, run.stderr
-    return out / "demo-1.0.dist-info", run.stderr
+    done = run([sys.executable, "-c", code, out], cwd=root, env={**os.environ, "DEMO_PURE": "1"})
+    return out / "demo-1.0.dist-info", done.stderr
 
 
 def assert_both_licenses(text: str) -> None:
@@ -163,7 +142,7 @@ def test_project_without_license_gets_one_listed_in_metadata(project: Path, tmp_
 def test_wheels_are_reproducible_across_directories(tmp_path: Path) -> None:
     digests = set()
     for name in ("one", "two-with-a-longer-path"):
-        root = make_project(tmp_path / name / "proj")
+        root = write_files(tmp_path / name / "proj", FILES)
         # Absolute source paths would leak into the debug info of the extension.
         build_wheel(root, tmp_path / name / "out", SOURCE_DATE_EPOCH=EPOCH, CFLAGS=f"-ffile-prefix-map={root}=.")
         wheel = only_wheel(tmp_path / name / "out")
@@ -187,9 +166,9 @@ def test_interrupted_write_leaves_no_partial_wheel(project: Path, tmp_path: Path
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     out = tmp_path / "out"
-    run = build_wheel(project, out, preexec_fn=cap_file_size, check=False, DEMO_PURE="1")
-    assert run.returncode != 0
-    assert "File too large" in run.stderr or "Errno 27" in run.stderr, run.stderr[-2000:]
+    failed = build_wheel(project, out, preexec_fn=cap_file_size, check=False, DEMO_PURE="1")
+    assert failed.returncode != 0
+    assert "File too large" in failed.stderr or "Errno 27" in failed.stderr, failed.stderr[-2000:]
     assert list(out.iterdir()) == []  # neither a partial .whl nor the staging folder
     build_wheel(project, out, DEMO_PURE="1")  # and without the limit it works
     assert only_wheel(out).stat().st_size > limit

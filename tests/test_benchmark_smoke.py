@@ -8,7 +8,9 @@ from __future__ import annotations
 import sys
 
 import pytest
-from buildkit_testing import REPO, clean_env, run
+
+from buildkit_testing.paths import REPO
+from buildkit_testing.processes import clean_env, run
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,11 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 import pytest
-from buildkit_testing import REPO, run, venv_env
 from packaging.requirements import Requirement
+
+from buildkit_testing.paths import REPO
+from buildkit_testing.processes import run
+from buildkit_testing.venvs import site_packages, venv_env
 
 pytestmark = pytest.mark.slow
 
@@ -84,10 +87,8 @@ print(json.dumps({
     env = venv_env(buildkit_venv, wheelhouse)
     found = json.loads(run([buildkit_venv, "-c", probe], cwd=tmp_path, env=env).stdout)
     package = Path(found["buildkit"]).parent
-    site = run([buildkit_venv, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-               cwd=tmp_path, env=env).stdout.strip()
     # The installed copy, not the checkout.
-    assert package == Path(site) / "buildkit"
+    assert package == site_packages(buildkit_venv) / "buildkit"
     assert Path(found["cmake"]) == package / "cmake"
     assert Path(found["templates"]) == package / "templates"
     assert {"Buildkit.cmake", "BuildkitTopLevel.cmake", "version.py.in"} <= set(found["files"])

@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from buildkit_testing import clean_env, run
+
+from buildkit_testing.processes import clean_env, run
 
 BUILDKIT = [sys.executable, "-m", "buildkit"]
 
@@ -18,20 +19,23 @@ def test_help_lists_every_subcommand():
         assert name in text
 
 
-def test_options_prints_the_table_with_sources(minimal_project):
+def test_options_prints_the_table_with_sources(test_package):
+    minimal_project = test_package("minimal")
     result = run([*BUILDKIT, "options", minimal_project], env=clean_env(MAX_JOBS="3", USE_FAST_SUM="OFF",
                                                                        COLUMNS="200"))
     text = result.stdout + result.stderr
     assert "MAX_JOBS" in text and "environment" in text and "USE_FAST_SUM" in text
 
 
-def test_bad_value_through_the_cli_is_one_clear_paragraph(minimal_project):
+def test_bad_value_through_the_cli_is_one_clear_paragraph(test_package):
+    minimal_project = test_package("minimal")
     result = run([*BUILDKIT, "build", minimal_project], env=clean_env(USE_NINJA="sometimes"), check=False)
     assert result.returncode == 1
     assert "USE_NINJA='sometimes' is not a boolean" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_conflicting_modes_through_the_cli(minimal_project):
+def test_conflicting_modes_through_the_cli(test_package):
+    minimal_project = test_package("minimal")
     result = run([*BUILDKIT, "develop", minimal_project],
                  env=clean_env(BUILD_LIBTORCH_WHL="1", BUILD_PYTHON_ONLY="1"), check=False)
     assert result.returncode == 1 and "Set one of them to 0" in result.stderr
@@ -39,7 +43,8 @@ def test_conflicting_modes_through_the_cli(minimal_project):
 
 
 @pytest.mark.slow
-def test_build_then_report_and_cmake_only(minimal_project, tmp_path):
+def test_build_then_report_and_cmake_only(test_package, tmp_path):
+    minimal_project = test_package("minimal")
     run([*BUILDKIT, "build", minimal_project], env=clean_env())
     assert list((minimal_project / "minimal").glob("_C*.so"))
     report = run([*BUILDKIT, "report", minimal_project / "build", "-o", tmp_path / "trace.json"])
@@ -50,7 +55,8 @@ def test_build_then_report_and_cmake_only(minimal_project, tmp_path):
 
 
 @pytest.mark.slow
-def test_prioritized_text_puts_listed_functions_first(minimal_project):
+def test_prioritized_text_puts_listed_functions_first(test_package):
+    minimal_project = test_package("minimal")
     symbols = minimal_project / "cmake" / "prioritized_text.txt"
     # dot() is defined after sum() in minimal.cpp; the script must move it first.
     symbols.write_text("_ZN7minimal3dotEPKdS1_m\n_ZN7minimal13build_flavourEv\n")
@@ -65,7 +71,8 @@ def test_prioritized_text_puts_listed_functions_first(minimal_project):
     assert all("-ffunction-sections" in entry["command"] for entry in commands)
 
 
-def test_prioritized_text_without_symbols_file_is_a_clear_error(minimal_project):
+def test_prioritized_text_without_symbols_file_is_a_clear_error(test_package):
+    minimal_project = test_package("minimal")
     result = run([*BUILDKIT, "build", minimal_project], env=clean_env(USE_PRIORITIZED_TEXT_FOR_LD="1"), check=False)
     assert result.returncode == 1 and "prioritized_text.txt" in result.stderr and "Traceback" not in result.stderr
 
@@ -77,7 +84,8 @@ def test_linker_script_subcommand(tmp_path):
     assert "*(.text.hot_function)" in (tmp_path / "out.ld").read_text()
 
 
-def test_doctor_prints_one_table(minimal_project):
+def test_doctor_prints_one_table(test_package):
+    minimal_project = test_package("minimal")
     result = run([*BUILDKIT, "doctor", minimal_project], env=clean_env(COLUMNS="200"), check=False)
     text = result.stdout + result.stderr
     assert "cmake" in text and "ninja" in text and "Python" in text

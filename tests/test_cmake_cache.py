@@ -22,14 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder.cmake_cache import (
-    CacheEntry,
-    CMakeCache,
-    CMakeCacheError,
-    is_cmake_off,
-    is_cmake_on,
-    parse_entry,
-)
+from buildkit.builder.cmake_cache import CacheEntry, CMakeCache, CMakeCacheError, is_cmake_off, is_cmake_on, parse_entry
 from buildkit.errors import BuildkitError
 
 

@@ -16,17 +16,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from buildkit_testing import REPO, clean_env
+import shared_cache  # benchmarks/, on pytest's pythonpath, as rebuild below
+from rebuild import generate
 
 from buildkit.builder.cmake_cache import CMakeCache
 from buildkit.builder.driver import CMakeDriver
 from buildkit.builder.toolchain import Tool, Toolchain
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-import shared_cache  # noqa: E402
-from rebuild import generate  # noqa: E402
+from buildkit_testing.processes import clean_env
 
 FILES = 60
 LANGUAGES = ("C", "CXX", "CUDA")

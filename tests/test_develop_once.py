@@ -5,26 +5,29 @@ result line, and hands its project to `setup.py` instead of building again."""
 from __future__ import annotations
 
 import re
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from buildkit.builder.build_lock import lock_build_folder
+from buildkit_testing.processes import run
 
 RESULT_LINE = re.compile(r"^buildkit: (up to date|done in) ", re.M)
 
 pytestmark = pytest.mark.slow
 
 
+BARE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "CI": "true"}
+
+
 def develop(python: Path, project: Path) -> str:
-    done = subprocess.run([str(python), "-m", "buildkit", "develop", str(project)], capture_output=True,
-                          text=True, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "CI": "true"})
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = run([python, "-m", "buildkit", "develop", project], env=BARE_ENV)
     return done.stdout + done.stderr
 
 
-def test_develop_builds_once_and_says_so_once(minimal_project: Path, overlay_python: Path) -> None:
+def test_develop_builds_once_and_says_so_once(test_package: Callable[..., Path], overlay_python: Path) -> None:
+    minimal_project = test_package("minimal")
     cold = develop(overlay_python, minimal_project)
     assert len(RESULT_LINE.findall(cold)) == 1, cold
     assert "registered editable install of minimal" in cold
@@ -44,9 +47,7 @@ def test_develop_builds_once_and_says_so_once(minimal_project: Path, overlay_pyt
     heavy = "print(sorted(m for m in sys.modules if m.split('.')[0] in ('setuptools', 'distutils', 'rich')))"
     for run_noop in ("from buildkit.frontends.cli.main import main; main(['develop', '.'])",
                      "import runpy; sys.argv = ['setup.py', 'develop']; runpy.run_path('setup.py', run_name='__main__')"):
-        done = subprocess.run([str(overlay_python), "-c", f"import sys; {run_noop}; {heavy}"], cwd=minimal_project,
-                              capture_output=True, text=True, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "CI": "true"})
-        assert done.returncode == 0, done.stderr
+        done = run([overlay_python, "-c", f"import sys; {run_noop}; {heavy}"], cwd=minimal_project, env=BARE_ENV)
         assert done.stdout.strip().splitlines()[-1] == "[]", run_noop
 
 

@@ -1,12 +1,11 @@
 """The configuration reference in docs/ is generated from the code's tables."""
 
-from pathlib import Path
-
 from buildkit.config.options import option_table
 from buildkit.config.settings import SETTINGS
 from buildkit.frontends.cli.docs import render_reference
+from buildkit_testing.paths import REPO
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
+DOC = REPO / "docs" / "configuration.md"
 
 
 def test_configuration_reference_matches_the_code():

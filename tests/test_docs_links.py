@@ -15,7 +15,8 @@ from urllib.parse import unquote
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from buildkit_testing.paths import REPO
+
 DOCS = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "examples" / "migration").rglob("*.md")])
 
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})")

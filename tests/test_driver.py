@@ -1,4 +1,4 @@
-"""CMakeDriver against real cmake, ninja and g++ on tests/projects/hello."""
+"""CMakeDriver against real cmake, ninja and g++ on tests/packages/hello."""
 
 from __future__ import annotations
 
@@ -20,11 +20,10 @@ from buildkit.builder.driver import CMakeDriver
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
 from buildkit.errors import BuildFailedError
+from buildkit_testing.paths import REPO
 
 pytestmark = pytest.mark.slow
 
-HELLO = Path(__file__).parent / "projects" / "hello"
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -35,11 +34,8 @@ def probe_cache(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture
-def project(tmp_path) -> Path:
-    root = tmp_path / "proj"
-    shutil.copytree(HELLO, root)
-    (root / "pyproject.toml").write_text('[project]\nname = "hello"\n\n[tool.buildkit]\n', encoding="utf-8")
-    return root
+def project(test_package) -> Path:
+    return test_package("hello")
 
 
 def driver(root: Path, env: dict[str, str] | None = None, **kwargs) -> CMakeDriver:

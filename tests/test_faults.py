@@ -1,5 +1,5 @@
 """Faults and bad inputs, end to end: real cmake, ninja, gcc and setuptools processes on
-a copy of examples/minimal, interrupted, raced, starved of disk and fed damaged state.
+a copy of tests/packages/minimal, interrupted, raced, starved of disk and fed damaged state.
 docs/reliability.md lists what each test covers and what buildkit does.
 
 A fault lands at a known point without guessing at timings: every build here runs with
@@ -37,10 +37,16 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from buildkit_testing import clean_env, copy_example, overlay_venv, run
+
+from buildkit.builder import toolchain
+from buildkit_testing.artifacts import only_wheel, sha256
+from buildkit_testing.cuda import CUDA_MINIMAL_ARCH_VAR, cuda_build
+from buildkit_testing.processes import clean_env, run, setup_py
+from buildkit_testing.venvs import overlay_venv, site_packages
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups, /proc, RLIMIT_FSIZE")]
@@ -135,9 +141,9 @@ def faults(base) -> Path:
 
 @pytest.fixture(scope="module")
 def python(base) -> Path:
-    """An overlay venv (see buildkit_testing.overlay_venv) with the Python pause points."""
+    """An overlay venv (see buildkit_testing.venvs.overlay_venv) with the Python pause points."""
     python = overlay_venv(base / "venv")
-    site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    site = site_packages(python)
     (site / "_buildkit_fault_hook.py").write_text(PY_HOOK)
     # After _buildkit_test_overlay.pth (alphabetical order), which makes wheel importable.
     (site / "zz_buildkit_fault_hook.pth").write_text(
@@ -160,14 +166,25 @@ def project(base) -> Path:
 
 
 @pytest.fixture(scope="module")
-def reference(project, python, env, base) -> dict[str, dict[str, str]]:
+def fresh(project, test_package) -> Callable[[], Path]:
+    """Makes the one build folder a fresh copy of tests/packages/minimal."""
+
+    def refresh() -> Path:
+        shutil.rmtree(project, ignore_errors=True)
+        return test_package("minimal", project)
+
+    return refresh
+
+
+@pytest.fixture(scope="module")
+def reference(project, python, env, base, fresh) -> dict[str, dict[str, str]]:
     """A clean build's installed files ("tree") and wheel members ("wheel"), and a copy
     of the folder after the clean ``setup.py develop`` (restore with :func:`restore`)."""
-    fresh(project)
-    setup_py(python, project, env, "develop")
+    fresh()
+    setup_py(python, project, "develop", env=env)
     tree = installed_files(project)
     shutil.copytree(project, base / "developed", symlinks=True)
-    setup_py(python, project, env, "bdist_wheel", "--dist-dir", "dist")  # the same as from a fresh copy
+    setup_py(python, project, "bdist_wheel", "--dist-dir", "dist", env=env)  # the same as from a fresh copy
     return {"tree": tree, "wheel": wheel_members(only_wheel(project / "dist"))}
 
 
@@ -181,11 +198,6 @@ def disarmed(faults):
 
 # ------------------------------------------------------------------- helpers
 
-def fresh(project: Path) -> Path:
-    shutil.rmtree(project, ignore_errors=True)
-    return copy_example("minimal", project)
-
-
 def restore(project: Path, reference, *edited: str) -> None:
     """The folder as the clean ``setup.py develop`` left it (mtimes kept: a no-op for
     ninja), then the ``edited`` files touched."""
@@ -195,14 +207,6 @@ def restore(project: Path, reference, *edited: str) -> None:
         os.utime(project / name)
 
 
-def setup_py(python: Path, project: Path, env: dict[str, str], *args: str, check: bool = True, **kwargs):
-    return run([python, "setup.py", *args], cwd=project, env=env, check=check, timeout=300, **kwargs)
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def installed_files(project: Path, package_name: str = "minimal") -> dict[str, str]:
     """Relative path -> sha256 of what CMake installed into the package, and the _C stub."""
     package = project / package_name
@@ -210,12 +214,6 @@ def installed_files(project: Path, package_name: str = "minimal") -> dict[str, s
     files += package.glob("_C*.so")
     return {str(p.relative_to(project)): (f"-> {os.readlink(p)}" if p.is_symlink() else sha256(p))
             for p in sorted(files) if p.is_symlink() or p.is_file()}
-
-
-def only_wheel(folder: Path) -> Path:
-    entries = sorted(p.name for p in folder.iterdir())
-    assert len(entries) == 1 and entries[0].endswith(".whl"), entries  # no partial wheel, no staging folder
-    return folder / entries[0]
 
 
 def wheel_members(wheel: Path) -> dict[str, str]:
@@ -340,11 +338,11 @@ POINTS = {
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 @pytest.mark.parametrize("point", list(POINTS))
-def test_interrupted_build_reruns_to_a_clean_builds_files(point, sig, project, python, env, faults, reference,
+def test_interrupted_build_reruns_to_a_clean_builds_files(point, sig, project, fresh, python, env, faults, reference,
                                                           tmp_path):
     edited, command, hook = POINTS[point]
     if edited is None:
-        fresh(project)
+        fresh()
     else:
         restore(project, reference, *edited)
     args = [command] + (["--dist-dir", "dist"] if command == "bdist_wheel" else [])
@@ -364,7 +362,7 @@ def test_interrupted_build_reruns_to_a_clean_builds_files(point, sig, project, p
     if command == "bdist_wheel":
         assert not list((project / "dist").glob("*.whl"))  # nothing half-written where a wheel is looked for
 
-    rerun = setup_py(python, project, env, *args)
+    rerun = setup_py(python, project, *args, env=env)
     assert_clean_exit(rerun.stdout + rerun.stderr)
     if command == "bdist_wheel":
         assert wheel_members(only_wheel(project / "dist")) == reference["wheel"]
@@ -385,7 +383,7 @@ def test_install_killed_mid_copy_is_redone(project, python, env, reference):
     dated = source.stat().st_mtime_ns + 300_000_000
     os.utime(installed, ns=(dated, dated))
     (build_dir / ".buildkit" / "installed").unlink()  # what buildkit leaves while an install runs
-    result = setup_py(python, project, env, "develop")
+    result = setup_py(python, project, "develop", env=env)
     assert "installing" in result.stderr
     assert installed_files(project) == reference["tree"]
 
@@ -464,31 +462,29 @@ def test_damaged_cache_is_named_and_reconfigured(damage, project, python, env, r
     cache = project / "build" / "CMakeCache.txt"
     damaged, reason = DAMAGE[damage]
     cache.write_bytes(damaged(cache.read_bytes()))
-    result = setup_py(python, project, env, "develop")
+    result = setup_py(python, project, "develop", env=env)
     err = " ".join(result.stderr.split())
     assert reason in err and "reconfiguring from scratch" in err, err
     assert_clean_exit(result.stdout + result.stderr)
     assert installed_files(project) == reference["tree"]
-    again = setup_py(python, project, env, "develop")
+    again = setup_py(python, project, "develop", env=env)
     assert "configuring" not in again.stderr and "up to date" in again.stderr
 
 
 # ------------------------------------------------- 4. tools that vanish
 
-def test_vanished_ninja_reconfigures_naming_it(project, python, env, reference, tmp_path):
-    from buildkit.builder import toolchain
-
+def test_vanished_ninja_reconfigures_naming_it(project, fresh, python, env, reference, tmp_path):
     tools = tmp_path / "tools"
     tools.mkdir()
     shutil.copy2(toolchain.find_ninja().path, tools / "ninja")
     path_env = {**env, "PATH": f"{tools}{os.pathsep}{env['PATH']}"}
-    fresh(project)
-    setup_py(python, project, path_env, "develop")
+    fresh()
+    setup_py(python, project, "develop", env=path_env)
     assert json.loads((project / "build" / ".buildkit" / "toolchain.json").read_text())["ninja"]["path"] \
         == str(tools / "ninja")
     (tools / "ninja").unlink()
 
-    result = setup_py(python, project, path_env, "develop")
+    result = setup_py(python, project, "develop", env=path_env)
     err = " ".join(result.stderr.split())
     assert f"the build program CMake recorded, {tools / 'ninja'}, no longer exists" in err
     assert f"ninja {tools / 'ninja'} (version" in err and "recorded at configure is gone" in err
@@ -505,17 +501,17 @@ def _compiler_links(tmp_path: Path, **names: str) -> Path:
     return folder
 
 
-def test_vanished_compilers_found_on_path_reconfigure(project, python, env, reference, tmp_path):
+def test_vanished_compilers_found_on_path_reconfigure(project, fresh, python, env, reference, tmp_path):
     # cc and c++ come first on PATH (CMake looks for c++ next to the C compiler first).
     folder = _compiler_links(tmp_path, **{"cc": "gcc", "c++": "g++"})
     path_env = {**env, "PATH": f"{folder}{os.pathsep}{env['PATH']}"}
-    fresh(project)
-    setup_py(python, project, path_env, "develop")
+    fresh()
+    setup_py(python, project, "develop", env=path_env)
     cache = project / "build" / "CMakeCache.txt"
     assert f"CMAKE_CXX_COMPILER:FILEPATH={folder / 'c++'}\n" in cache.read_text()
     shutil.rmtree(folder)  # the toolchain was uninstalled
 
-    result = setup_py(python, project, path_env, "develop")
+    result = setup_py(python, project, "develop", env=path_env)
     err = " ".join(result.stderr.split())
     assert f"C++ compiler {folder / 'c++'} (version" in err and f"C compiler {folder / 'cc'} (version" in err
     assert "recorded at configure is gone" in err
@@ -524,13 +520,13 @@ def test_vanished_compilers_found_on_path_reconfigure(project, python, env, refe
     assert installed_files(project) == reference["tree"]
 
 
-def test_vanished_compiler_named_by_cxx_is_a_clear_error(project, python, env, reference, tmp_path):
+def test_vanished_compiler_named_by_cxx_is_a_clear_error(project, fresh, python, env, reference, tmp_path):
     cxx = _compiler_links(tmp_path, **{"g++": "g++"}) / "g++"
-    fresh(project)
-    setup_py(python, project, {**env, "CXX": str(cxx)}, "develop")
+    fresh()
+    setup_py(python, project, "develop", env={**env, "CXX": str(cxx)})
     cxx.unlink()
 
-    result = setup_py(python, project, {**env, "CXX": str(cxx)}, "develop", check=False)
+    result = setup_py(python, project, "develop", check=False, env={**env, "CXX": str(cxx)})
     assert result.returncode == 1
     assert_clean_exit(result.stdout + result.stderr)
     err = " ".join(result.stderr.replace("|", " ").split())  # the plain-mode box
@@ -538,27 +534,28 @@ def test_vanished_compiler_named_by_cxx_is_a_clear_error(project, python, env, r
     assert f"The C++ compiler {cxx} this build folder was configured with no longer exists, and CXX={cxx} " \
            "still names it: install it again, or set CXX to an installed compiler (or unset it)" in err
 
-    fixed = setup_py(python, project, env, "develop")  # CXX unset: the compiler found on PATH
+    fixed = setup_py(python, project, "develop", env=env)  # CXX unset: the compiler found on PATH
     assert_clean_exit(fixed.stdout + fixed.stderr)
     assert installed_files(project) == reference["tree"]
 
 
 # ---------------------------------------------------- 5. disk full
 
-def test_full_disk_while_writing_the_wheel_leaves_no_partial_wheel(project, python, env):
-    fresh(project)
+def test_full_disk_while_writing_the_wheel_leaves_no_partial_wheel(project, fresh, python, env):
+    fresh()
     # Two incompressible 150 KB headers: every file fits under the limit, a wheel with both doesn't.
     rng = random.Random(0)
     for name in ("blob_a.h", "blob_b.h"):
         (project / "include" / "minimal" / name).write_bytes(rng.randbytes(150_000))
     limit = 256 * 1024
-    setup_py(python, project, env, "build_ext")  # the CMake build, without the limit
+    setup_py(python, project, "build_ext", env=env)  # the CMake build, without the limit
 
     def cap_file_size() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     dist = project / "dist"
-    result = setup_py(python, project, env, "bdist_wheel", "--dist-dir", dist, check=False, preexec_fn=cap_file_size)
+    result = setup_py(python, project, "bdist_wheel", "--dist-dir", dist, env=env, check=False,
+                      preexec_fn=cap_file_size)
     assert result.returncode == 1
     err = " ".join(result.stderr.replace("|", " ").split())  # the plain-mode box
     assert "Building the wheel ran out of space: [Errno 27] File too large" in err, result.stderr[-3000:]
@@ -566,7 +563,7 @@ def test_full_disk_while_writing_the_wheel_leaves_no_partial_wheel(project, pyth
     assert_clean_exit(result.stdout + result.stderr)
     assert list(dist.iterdir()) == []  # neither a partial .whl nor the staging folder
 
-    setup_py(python, project, env, "bdist_wheel", "--dist-dir", dist)
+    setup_py(python, project, "bdist_wheel", "--dist-dir", dist, env=env)
     assert only_wheel(dist).stat().st_size > limit
 
 
@@ -631,7 +628,8 @@ def test_interrupted_buildkit_develop_state_write(sig, project, python, env, fau
     assert "up to date" in no_op.stderr and "running" not in no_op.stdout
 
 
-def test_missing_compiler_named_by_cxx_is_caught_before_configure(minimal_project):
+def test_missing_compiler_named_by_cxx_is_caught_before_configure(test_package):
+    minimal_project = test_package("minimal")
     result = run([sys.executable, "-m", "buildkit", "build", minimal_project],
                  env=clean_env(CXX="/nonexistent/bin/g++"), check=False)
     assert result.returncode == 1 and "Traceback" not in result.stderr
@@ -639,21 +637,18 @@ def test_missing_compiler_named_by_cxx_is_caught_before_configure(minimal_projec
     assert not (minimal_project / "build" / "CMakeCache.txt").exists()
 
 
-def test_changing_cxx_reconfigures_from_scratch(minimal_project, tmp_path):
-    import shutil as _shutil
-
+def test_changing_cxx_reconfigures_from_scratch(test_package, tmp_path):
+    minimal_project = test_package("minimal")
     run([sys.executable, "-m", "buildkit", "build", minimal_project], env=clean_env())
     wrapper = tmp_path / "g++-wrapper"
-    wrapper.write_text(f"#!/bin/sh\nexec {_shutil.which('g++')} \"$@\"\n")
+    wrapper.write_text(f"#!/bin/sh\nexec {shutil.which('g++')} \"$@\"\n")
     wrapper.chmod(0o755)
     result = run([sys.executable, "-m", "buildkit", "build", minimal_project], env=clean_env(CXX=str(wrapper)))
     assert "environment CXX changed" in result.stderr
     assert str(wrapper) in (minimal_project / "build" / "CMakeCache.txt").read_text()
 
 
-# ------------------------------- 7. nvcc interrupted (examples/cuda_minimal)
-
-from test_cuda_example import ARCH_VAR, cuda_build  # noqa: E402  (nvcc lookup and marks)
+# ------------------------------- 7. nvcc interrupted (tests/packages/cuda_minimal)
 
 # nvcc runs its host compiler, gcc found on PATH, for each of its steps.  The launcher
 # puts host-gcc.sh first on PATH for nvcc's compile of saxpy_cuda.cu, and host-gcc.sh
@@ -679,7 +674,7 @@ def cuda_env(env, faults) -> dict[str, str]:
     (faults / "nvcc-launcher.sh").write_text(NVCC_LAUNCHER_SH.format(faults=faults))
     for script in (host / "gcc", faults / "nvcc-launcher.sh"):
         script.chmod(0o755)
-    return {**env, ARCH_VAR: "8.0", "BUILDKIT_COMPILER_LAUNCHER": str(faults / "nvcc-launcher.sh")}
+    return {**env, CUDA_MINIMAL_ARCH_VAR: "8.0", "BUILDKIT_COMPILER_LAUNCHER": str(faults / "nvcc-launcher.sh")}
 
 
 @pytest.fixture(scope="module")
@@ -690,11 +685,11 @@ def cuda_folder(base) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cuda_reference(cuda_folder, python, cuda_env) -> dict[str, str]:
+def cuda_reference(cuda_folder, python, cuda_env, test_package) -> dict[str, str]:
     """A clean ``setup.py develop``'s installed files, and a copy of its folder."""
     shutil.rmtree(cuda_folder.parent, ignore_errors=True)
-    copy_example("cuda_minimal", cuda_folder)
-    setup_py(python, cuda_folder, cuda_env, "develop")
+    test_package("cuda_minimal", cuda_folder)
+    setup_py(python, cuda_folder, "develop", env=cuda_env)
     tree = installed_files(cuda_folder, "cuda_minimal")
     assert "cuda_minimal/lib/libcuda_minimal.so" in tree and any("/_C" in name for name in tree), tree
     shutil.copytree(cuda_folder, cuda_folder.parent / "developed", symlinks=True)
@@ -721,7 +716,7 @@ def test_interrupted_nvcc_compile_reruns_to_a_clean_builds_files(sig, cuda_folde
     else:
         assert code == -signal.SIGKILL
 
-    rerun = setup_py(python, cuda_folder, cuda_env, "develop")
+    rerun = setup_py(python, cuda_folder, "develop", env=cuda_env)
     assert_clean_exit(rerun.stdout + rerun.stderr)
     assert installed_files(cuda_folder, "cuda_minimal") == cuda_reference
     # The killed nvcc's intermediates (saxpy_cuda.cu.o.ptx, .cubin, .fatbin.c, ...) are

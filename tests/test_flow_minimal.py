@@ -1,4 +1,4 @@
-"""The documented flow on examples/minimal, with the real cmake, ninja and gcc."""
+"""The documented flow on tests/packages/minimal, with the real cmake, ninja and gcc."""
 
 from __future__ import annotations
 
@@ -8,37 +8,40 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from buildkit_testing import clean_env, run
+
+from buildkit.project import Project
+from buildkit_testing.processes import clean_env, run, setup_py
+from buildkit_testing.venvs import site_packages
 
 pytestmark = pytest.mark.slow
 
 
-def setup_py(python: Path, project: Path, *args: str, check: bool = True, **env: str):
-    return run([python, "setup.py", *args], cwd=project, env=clean_env(**env), check=check)
-
-
-def test_help_answers_without_building(minimal_project, overlay_python):
+def test_help_answers_without_building(test_package, overlay_python):
+    minimal_project = test_package("minimal")
     result = setup_py(overlay_python, minimal_project, "--help")
     assert "usage" in result.stdout.lower()
     assert not (minimal_project / "build").exists()
 
 
-def test_mode_conflict_stops_before_any_work(minimal_project, overlay_python):
+def test_mode_conflict_stops_before_any_work(test_package, overlay_python):
+    minimal_project = test_package("minimal")
     result = setup_py(overlay_python, minimal_project, "develop", check=False,
-                      BUILD_LIBTORCH_WHL="1", BUILD_PYTHON_ONLY="1")
+                      env=clean_env(BUILD_LIBTORCH_WHL="1", BUILD_PYTHON_ONLY="1"))
     assert result.returncode != 0
     message = result.stdout + result.stderr
     assert "BUILD_LIBTORCH_WHL" in message and "BUILD_PYTHON_ONLY" in message and "Traceback" not in message
     assert not (minimal_project / "build").exists()
 
 
-def test_bad_boolean_is_a_clear_error_without_traceback(minimal_project, overlay_python):
-    result = setup_py(overlay_python, minimal_project, "build_ext", check=False, DEBUG="maybe")
+def test_bad_boolean_is_a_clear_error_without_traceback(test_package, overlay_python):
+    minimal_project = test_package("minimal")
+    result = setup_py(overlay_python, minimal_project, "build_ext", check=False, env=clean_env(DEBUG="maybe"))
     assert result.returncode != 0
     assert "DEBUG='maybe' is not a boolean" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_setup_py_develop_builds_registers_and_reruns_as_a_no_op(minimal_project, overlay_python):
+def test_setup_py_develop_builds_registers_and_reruns_as_a_no_op(test_package, overlay_python):
+    minimal_project = test_package("minimal")
     setup_py(overlay_python, minimal_project, "develop")
     package = minimal_project / "minimal"
     assert (package / "lib" / "libminimal.so").is_file()
@@ -60,7 +63,8 @@ def test_setup_py_develop_builds_registers_and_reruns_as_a_no_op(minimal_project
     assert "registered editable install" not in second.stderr
 
 
-def test_buildkit_develop_cli_no_op_and_uninstall(minimal_project, overlay_python):
+def test_buildkit_develop_cli_no_op_and_uninstall(test_package, overlay_python):
+    minimal_project = test_package("minimal")
     cli = [overlay_python, "-m", "buildkit", "develop", minimal_project]
     run(cli, env=clean_env())
     state = json.loads((minimal_project / "build" / ".buildkit" / "develop.json").read_text())
@@ -80,7 +84,7 @@ def test_buildkit_develop_cli_no_op_and_uninstall(minimal_project, overlay_pytho
     run(cli, env=clean_env())
     assert (overlay_python.parent / "minimal-info2").exists()
 
-    site = Path(run([overlay_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    site = site_packages(overlay_python)
     info = next(site.glob("minimal-*.dist-info"))
     direct_url = json.loads((info / "direct_url.json").read_text())
     assert direct_url["dir_info"] == {"editable": True} and direct_url["url"].startswith("file://")
@@ -88,9 +92,10 @@ def test_buildkit_develop_cli_no_op_and_uninstall(minimal_project, overlay_pytho
     assert not list(site.glob("minimal-*.dist-info")) and not (overlay_python.parent / "minimal-info").exists()
 
 
-def test_package_data_follows_cache_values(minimal_project, overlay_python, tmp_path):
+def test_package_data_follows_cache_values(test_package, overlay_python, tmp_path):
+    minimal_project = test_package("minimal")
     dist = tmp_path / "dist"
-    setup_py(overlay_python, minimal_project, "bdist_wheel", "--dist-dir", dist, BUILD_EXTRAS="ON")
+    setup_py(overlay_python, minimal_project, "bdist_wheel", "--dist-dir", dist, env=clean_env(BUILD_EXTRAS="ON"))
     wheel = next(dist.glob("minimal-0.1.0*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "minimal/include/extras/extras.h" in names
@@ -98,13 +103,16 @@ def test_package_data_follows_cache_values(minimal_project, overlay_python, tmp_
     assert any(n.startswith("minimal/_C.") for n in names)
     assert "minimal/share/cmake/Minimal/MinimalConfig.cmake" in names
 
-    setup_py(overlay_python, minimal_project, "bdist_wheel", "--dist-dir", tmp_path / "dist2", BUILD_EXTRAS="OFF")
+    setup_py(overlay_python, minimal_project, "bdist_wheel", "--dist-dir", tmp_path / "dist2",
+             env=clean_env(BUILD_EXTRAS="OFF"))
     names = zipfile.ZipFile(next((tmp_path / "dist2").glob("*.whl"))).namelist()
     assert "minimal/include/extras/extras.h" not in names
 
 
-def test_library_only_wheel_has_no_python(minimal_project, overlay_python, tmp_path):
-    setup_py(overlay_python, minimal_project, "bdist_wheel", "--dist-dir", tmp_path, BUILD_LIBTORCH_WHL="1")
+def test_library_only_wheel_has_no_python(test_package, overlay_python, tmp_path):
+    minimal_project = test_package("minimal")
+    setup_py(overlay_python, minimal_project, "bdist_wheel", "--dist-dir", tmp_path,
+             env=clean_env(BUILD_LIBTORCH_WHL="1"))
     wheel = next(tmp_path.glob("*.whl"))
     assert wheel.name.startswith("libminimal-0.1.0-py3-none-linux_")
     names = zipfile.ZipFile(wheel).namelist()
@@ -112,16 +120,16 @@ def test_library_only_wheel_has_no_python(minimal_project, overlay_python, tmp_p
     assert not any("/_C." in n for n in names)
 
 
-def test_python_only_requirements_pin_the_library(minimal_project):
-    from buildkit.project import Project
-
+def test_python_only_requirements_pin_the_library(test_package):
+    minimal_project = test_package("minimal")
     project = Project.load(minimal_project, environ={"BUILD_PYTHON_ONLY": "1", "MINIMAL_BUILD_VERSION": "1.2.3"})
     assert "libminimal==1.2.3" in project.requirements()
     extra = Project.load(minimal_project, environ={"MINIMAL_EXTRA_INSTALL_REQUIREMENTS": "numpy>=1.24|pyyaml"})
     assert extra.requirements() == ["numpy>=1.24", "pyyaml"]
 
 
-def test_new_header_in_an_installed_folder_is_installed_on_the_next_build(minimal_project):
+def test_new_header_in_an_installed_folder_is_installed_on_the_next_build(test_package):
+    minimal_project = test_package("minimal")
     cli = [sys.executable, "-m", "buildkit", "build", minimal_project]
     run(cli, env=clean_env())
     installed = minimal_project / "minimal" / "include" / "minimal"
@@ -137,9 +145,10 @@ def test_new_header_in_an_installed_folder_is_installed_on_the_next_build(minima
     assert models, "buildkit asks CMake for the codemodel through the File API"
 
 
-def test_install_folder_added_by_a_cmakelists_edit_is_watched(minimal_project):
+def test_install_folder_added_by_a_cmakelists_edit_is_watched(test_package):
     """Ninja regenerates the build after a CMakeLists.txt edit without buildkit configuring:
     the install sources still follow CMake's newest File API reply."""
+    minimal_project = test_package("minimal")
     cli = [sys.executable, "-m", "buildkit", "build", minimal_project]
     run(cli, env=clean_env())
     extra = minimal_project / "assets"

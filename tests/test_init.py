@@ -12,22 +12,22 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
-from buildkit_testing import clean_env, overlay_venv, run
 
 from buildkit._util.resources import templates_dir
 from buildkit.config.options import option_keys
 from buildkit.config.settings import load_settings
 from buildkit.frontends.cli import init
+from buildkit_testing.cuda import find_nvcc
+from buildkit_testing.processes import clean_env, run, setup_py
+from buildkit_testing.venvs import overlay_venv, site_packages
 
 BUILDKIT = [sys.executable, "-m", "buildkit"]
-NVCC = os.environ.get("CUDACXX") or shutil.which("nvcc")
 
 
 def combos(*, mark_cuda: bool) -> list:
@@ -163,7 +163,7 @@ def test_init_is_a_listed_subcommand():
 # ------------------------------------------------------------------ real builds
 
 def develop(python: Path, project: Path, **env: str):
-    return run([python, "setup.py", "develop"], cwd=project, env=clean_env(**env))
+    return setup_py(python, project, "develop", env=clean_env(**env))
 
 
 def own_tests(python: Path, project: Path, neutral: Path) -> str:
@@ -178,8 +178,8 @@ def own_tests(python: Path, project: Path, neutral: Path) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("cuda, split", combos(mark_cuda=True))
 def test_generated_project_builds_and_passes_its_own_tests(tmp_path, cuda, split):
-    if cuda and NVCC is None:
-        pytest.skip("nvcc is not on PATH (nor CUDACXX set)")
+    if cuda and find_nvcc() is None:
+        pytest.skip("nvcc not found (CUDACXX, PATH, /usr/local/cuda/bin)")
     name = f"gen_{'cuda' if cuda else 'cpu'}_{'split' if split else 'full'}"
     project = tmp_path / name
     scaffold(project, *(["--cuda"] if cuda else []), *(["--split"] if split else []))
@@ -208,14 +208,13 @@ def test_generated_split_project_builds_its_two_wheels(tmp_path):
     source = tmp_path / "sp"
     scaffold(source, "--split")
     python = overlay_venv(tmp_path / "venv")
-    run([python, "setup.py", "bdist_wheel", "-d", tmp_path / "dist"], cwd=source,
-        env=clean_env(BUILD_LIBTORCH_WHL="1"))
+    setup_py(python, source, "bdist_wheel", "-d", tmp_path / "dist", env=clean_env(BUILD_LIBTORCH_WHL="1"))
     wheel = next((tmp_path / "dist").glob("libsp-0.1.0-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "libsp/lib/libsp.so" in names and "libsp/share/cmake/Sp/SpConfig.cmake" in names
     assert not any(n.startswith("sp/") or "_python" in n for n in names)
     # "Install" it: a wheel is a zip of site-packages (the overlay venv has no pip).
-    site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    site = site_packages(python)
     zipfile.ZipFile(wheel).extractall(site)
 
     project = tmp_path / "python-only"

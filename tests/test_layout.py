@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import textwrap
 import zipfile
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from buildkit.config.modes import WheelMode
+from buildkit.config.settings import PackageDataEntry
 from buildkit.errors import ConfigError
 from buildkit.package.layout import (
     PackageDataRule,
@@ -23,8 +23,10 @@ from buildkit.package.layout import (
     report_unmatched,
     rules_from_config,
 )
+from buildkit_testing.paths import REPO
+from buildkit_testing.processes import run
+from buildkit_testing.projects import write_files
 
-REPO = Path(__file__).resolve().parent.parent
 FULL, LIB, PY = WheelMode.FULL, WheelMode.LIBRARY_ONLY, WheelMode.PYTHON_ONLY
 
 TREE = ("__init__.py", "_C.pyi", "lib/libfoo.so.1", "lib/libfoo_python.so", "include/foo/a.h",
@@ -43,9 +45,8 @@ class FakeCache:
 
 
 def make_tree(root: Path) -> Path:
-    for rel in TREE:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(rel)
+    """TREE, each file holding its own path, and the library's development symlink."""
+    write_files(root, {rel: rel for rel in TREE})
     (root / "lib/libfoo.so").symlink_to("libfoo.so.1")
     return root
 
@@ -185,38 +186,17 @@ def test_missing_package_dir(tmp_path: Path) -> None:
 # --- config ------------------------------------------------------------------------
 
 def test_rules_from_config() -> None:
+    """The settings reader checks the [[tool.buildkit.package-data]] entries (tests/test_settings_errors.py);
+    the rules take the typed entries as they are."""
     rules = rules_from_config([
-        {"include": "lib/*.so*"},
-        {"include": ["include/**/*.h"], "exclude": "include/internal/**", "modes": ["full", "library-only"],
-         "when": "USE_X and not USE_Y"},
+        PackageDataEntry(("lib/*.so*",)),
+        PackageDataEntry(("include/**/*.h",), exclude=("include/internal/**",), modes=frozenset({FULL, LIB}),
+                         when="USE_X and not USE_Y"),
     ])
     assert rules[0] == PackageDataRule(("lib/*.so*",))
     assert rules[1].exclude == ("include/internal/**",)
     assert rules[1].modes == frozenset({FULL, LIB})
     assert rules[1].active(LIB, FakeCache(USE_X=True)) and not rules[1].active(PY, FakeCache(USE_X=True))
-
-
-@pytest.mark.parametrize("items, where", [
-    ([{"include": "a"}, {"include": "b"}, {"include": "c", "modes": ["everything"]}],
-     r"package-data\[2\]\.modes"),
-    ([{"include": "a", "mode": ["full"]}], r"package-data\[0\] has unknown key\(s\) \['mode'\]"),
-    ([{"exclude": "a"}], r"package-data\[0\] has no include"),
-    ([{"include": 3}], r"package-data\[0\]\.include"),
-    ([{"include": []}], r"package-data\[0\]\.include"),
-    ([{"include": "a", "exclude": ["x", 1]}], r"package-data\[0\]\.exclude"),
-    ([{"include": "a", "modes": "full"}, {"include": "a", "when": True}], r"package-data\[1\]\.when"),
-    ([{"include": "a", "when": "A and"}], r"package-data\[0\]\.when: Cannot read"),
-    ([{"include": "../a"}], r"package-data\[0\]\.include: .*relative"),
-    (["lib/*"], r"package-data\[0\] must be a table"),
-])
-def test_config_errors_name_the_key(items: list, where: str) -> None:
-    with pytest.raises(ConfigError, match=where):
-        rules_from_config(items)
-
-
-def test_config_must_be_a_list() -> None:
-    with pytest.raises(ConfigError, match="array of tables"):
-        rules_from_config({"include": "a"})  # type: ignore[arg-type]
 
 
 # --- mode effects ------------------------------------------------------------------
@@ -279,6 +259,7 @@ SETUP_PY = textwrap.dedent("""
     from setuptools import setup
 
     from buildkit.config.modes import WheelMode
+    from buildkit.config.settings import PackageDataEntry
     from buildkit.package.layout import (collect_package_data, default_rules, library_only_layout,
                                          mode_packages, rules_from_config)
 
@@ -289,7 +270,7 @@ SETUP_PY = textwrap.dedent("""
     here = Path(__file__).parent
     mode = WheelMode(os.environ["TEST_WHEEL_MODE"])
     rules = default_rules() + rules_from_config(
-        [{"include": "extra/*.txt", "exclude": "extra/skip*", "when": "USE_EXTRA"}])
+        [PackageDataEntry(("extra/*.txt",), exclude=("extra/skip*",), when="USE_EXTRA")])
     data = collect_package_data(here / "foo", rules, mode, Cache()).files
     packages = mode_packages(["foo", "foo.sub"], "foo", mode)
     if mode is WheelMode.LIBRARY_ONLY:
@@ -301,13 +282,12 @@ SETUP_PY = textwrap.dedent("""
 """)
 
 
-def build_wheel(project: Path, mode: WheelMode) -> set[str]:
+def pep517_wheel_names(project: Path, mode: WheelMode) -> set[str]:
+    """The files (not the dist-info) of the wheel setuptools' PEP 517 hook builds in ``mode``."""
     env = {**os.environ, "TEST_WHEEL_MODE": mode.value,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     code = "import setuptools.build_meta as b; print(b.build_wheel('dist'))"
-    done = subprocess.run([sys.executable, "-c", code], cwd=project, env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = run([sys.executable, "-c", code], cwd=project, env=env, timeout=300)
     wheel = project / "dist" / done.stdout.strip().splitlines()[-1]
     with zipfile.ZipFile(wheel) as archive:
         return {n for n in archive.namelist() if ".dist-info/" not in n}
@@ -316,21 +296,19 @@ def build_wheel(project: Path, mode: WheelMode) -> set[str]:
 @pytest.fixture
 def wheel_project(tmp_path: Path) -> Path:
     make_tree(tmp_path / "foo")
-    for rel in ("sub/__init__.py", "extra/a.txt", "extra/skip.txt"):
-        (tmp_path / "foo" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "foo" / rel).write_text(rel)
+    write_files(tmp_path / "foo", {rel: rel for rel in ("sub/__init__.py", "extra/a.txt", "extra/skip.txt")})
     (tmp_path / "setup.py").write_text(SETUP_PY)
     return tmp_path
 
 
 def test_real_wheel_full(wheel_project: Path) -> None:
-    names = build_wheel(wheel_project, FULL)
+    names = pep517_wheel_names(wheel_project, FULL)
     expected = {"__init__.py", "sub/__init__.py", "extra/a.txt", "lib/libfoo.so", "lib/libfoo.so.1",
                 "lib/libfoo_python.so", *COMMON}
     assert names == {f"foo/{rel}" for rel in expected}
 
 
 def test_real_wheel_library_only(wheel_project: Path) -> None:
-    names = build_wheel(wheel_project, LIB)
+    names = pep517_wheel_names(wheel_project, LIB)
     expected = {"__init__.py", "extra/a.txt", "lib/libfoo.so", "lib/libfoo.so.1", *COMMON}
     assert names == {f"libfoo/{rel}" for rel in expected}

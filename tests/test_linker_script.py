@@ -13,6 +13,7 @@ import pytest
 from buildkit.builder import linker_script as ls
 from buildkit.errors import BuildkitError, ToolchainError
 from buildkit.frontends.cli import linker_script as linker_script_cli
+from buildkit_testing.paths import REPO
 
 FIXTURES = Path(__file__).parent / "fixtures" / "linker_script"
 VERBOSE = (FIXTURES / "ld_verbose_x86_64.txt").read_text()
@@ -157,7 +158,7 @@ def test_main(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_python_dash_m(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "buildkit.frontends.cli.linker_script", "--help"],
-                            capture_output=True, text=True, cwd=Path(__file__).parents[1])
+                            capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0 and "SYMBOLS_FILE" in result.stdout
 
 

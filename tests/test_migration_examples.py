@@ -10,7 +10,6 @@ only shown in the guides, never built (they need torch or scikit-build-core).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -18,30 +17,25 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from buildkit_testing import REPO, clean_env, overlay_venv, run
+
+from buildkit_testing.cuda import needs_nvcc
+from buildkit_testing.paths import EXAMPLES
+from buildkit_testing.processes import clean_env, run, setup_py
+from buildkit_testing.projects import copy_sources
+from buildkit_testing.venvs import overlay_venv
 
 pytestmark = pytest.mark.slow
 
-MIGRATION = REPO / "examples" / "migration"
-NVCC = os.environ.get("CUDACXX") or shutil.which("nvcc")
-OUTPUTS = {"build", "dist", "compile_commands.json", "__pycache__"}
+MIGRATION = EXAMPLES / "migration"
 
 
 def copy_after(example: str, package: str, target: Path) -> Path:
     """A private copy of ``examples/migration/<example>/after`` without what a build left there."""
-    source = MIGRATION / example / "after"
-    generated = {source / package / name for name in ("lib", "include", "share", "version.py")}
-
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        return [n for n in names if n in OUTPUTS or Path(folder, n) in generated
-                or n.endswith((".so", ".egg-info"))]
-
-    shutil.copytree(source, target, ignore=ignore)
-    return target
+    return copy_sources(MIGRATION / example / "after", target, package)
 
 
 def develop(python: Path, project: Path, **env: str) -> str:
-    result = run([python, "setup.py", "develop"], cwd=project, env=clean_env(**env))
+    result = setup_py(python, project, "develop", env=clean_env(**env))
     return result.stdout + result.stderr
 
 
@@ -70,7 +64,7 @@ def test_from_setup_py(tmp_path):
     assert "up to date" in develop(python, project)
 
     # The wheel: package_data from the rules (after the build, not before it), relative rpaths.
-    run([python, "setup.py", "bdist_wheel", "-d", tmp_path / "dist"], cwd=project, env=clean_env())
+    setup_py(python, project, "bdist_wheel", "-d", tmp_path / "dist")
     wheel = next((tmp_path / "dist").glob("fastvec-0.1.0-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     for expected in ("fastvec/lib/libfastvec.so", "fastvec/lib/libfastvec_python.so",
@@ -96,13 +90,13 @@ def test_from_scikit_build_core(tmp_path):
     assert probe(python, code, tmp_path / "elsewhere") == [2.0, 1.25, "two-pass"]
 
     # The CMake-built module ships in the wheel (cmake-extensions).
-    run([python, "setup.py", "bdist_wheel", "-d", tmp_path / "dist"], cwd=project, env=clean_env())
+    setup_py(python, project, "bdist_wheel", "-d", tmp_path / "dist")
     names = zipfile.ZipFile(next((tmp_path / "dist").glob("skstats-0.1.0-*.whl"))).namelist()
     assert any(n.startswith("skstats/_core.") and n.endswith(".so") for n in names)
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH (nor CUDACXX set)")
+@needs_nvcc
 def test_from_cpp_extension(tmp_path):
     assert "CUDAExtension" in (MIGRATION / "from-cpp-extension" / "before" / "setup.py").read_text()
     project = copy_after("from-cpp-extension", "cuext", tmp_path / "cuext")

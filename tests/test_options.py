@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from buildkit.config.modes import WheelMode
 from buildkit.config.options import (
     FALSE_WORDS,
     TRUE_WORDS,
+    BuildOptions,
     config_settings_scope,
     current_config_settings,
     load_options,
@@ -55,7 +58,7 @@ BAD_VALUES = {
     "program": " ",
     "version": "",
     "requirements": "numpy>>1",
-    "architectures": "",
+    "architecture list": "",
     "integer": "yesterday",
 }
 ALWAYS_VALID_KINDS = {"flags", "path list"}
@@ -69,6 +72,28 @@ def test_every_interpreted_variable_rejects_a_bad_value_by_name(tmp_path, option
     with pytest.raises(ConfigError) as info:
         load_options(settings, {env_name: BAD_VALUES[option.kind]})
     assert env_name in str(info.value)
+
+
+def test_the_option_table_is_the_declared_fields():
+    """Each option is declared once, on its BuildOptions field; the table reads those."""
+    table = option_table()
+    declared = [f for f in dataclasses.fields(BuildOptions) if f.metadata]
+    assert [o.field for o in table] == [f.name for f in declared]
+    assert [o.default for o in table] == [f.default for f in declared]
+    assert {o.key for o in table if o.key} == option_keys() == {
+        "build-type", "max-jobs", "use-ninja", "generator", "verbose", "compiler-launcher", "cuda-arch-list"}
+    assert len({o.env for o in table}) == len(table)
+
+
+def test_project_named_variables_come_from_the_settings(tmp_path):
+    envs = {o.field: o.env for o in option_table()}
+    assert (envs["build_version"], envs["library_only"], envs["python_only"]) == (
+        "<PREFIX>_BUILD_VERSION", "BUILD_LIBTORCH_WHL", "BUILD_PYTHON_ONLY")
+    settings = write_project(tmp_path, 'env-prefix = "TLT"\nlibrary-only-variable = "LIB_ONLY"')
+    envs = {o.field: o.env for o in option_table(settings)}
+    assert (envs["cuda_arch_list"], envs["library_only"], envs["python_only"]) == (
+        "TLT_CUDA_ARCH_LIST", "LIB_ONLY", "BUILD_PYTHON_ONLY")
+    assert load_options(settings, {}).variable_names["build_number"] == "TLT_BUILD_NUMBER"
 
 
 @pytest.mark.parametrize("value", ["-5", "abc", "100000", "1.5"])
@@ -129,7 +154,8 @@ def test_forwarding_is_verbatim_and_skips_switches_and_cmake_environment(tmp_pat
 
 
 def test_renamed_mode_variables(tmp_path):
-    settings = write_project(tmp_path, 'library-only-variable = "BUILD_LIB_ONLY"\npython-only-variable = "BUILD_PY_ONLY"')
+    settings = write_project(tmp_path,
+                             'library-only-variable = "BUILD_LIB_ONLY"\npython-only-variable = "BUILD_PY_ONLY"')
     assert load_options(settings, {"BUILD_LIB_ONLY": "1"}).wheel_mode is WheelMode.LIBRARY_ONLY
     assert load_options(settings, {"BUILD_PY_ONLY": "on"}).wheel_mode is WheelMode.PYTHON_ONLY
     # The default names are ordinary forwarded variables for this project.
@@ -148,7 +174,8 @@ def test_mode_conflict_names_both_variables():
 
 @pytest.mark.parametrize("layer", ["environment", "config setting"])
 def test_reserved_install_prefix_is_refused(layer):
-    env, cs = ({"CMAKE_INSTALL_PREFIX": "/opt"}, None) if layer == "environment" else ({}, {"CMAKE_INSTALL_PREFIX": "/opt"})
+    prefix = {"CMAKE_INSTALL_PREFIX": "/opt"}
+    env, cs = (prefix, None) if layer == "environment" else ({}, prefix)
     with pytest.raises(ConfigError, match="CMAKE_INSTALL_PREFIX.*package tree"):
         load_options(None, env, cs)
 

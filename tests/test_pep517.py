@@ -1,4 +1,4 @@
-"""The PEP 517 / PEP 660 paths, with real pip and real builds of examples/minimal.
+"""The PEP 517 / PEP 660 paths, with real pip and real builds of tests/packages/minimal.
 
 Every front end here installs only from the local wheelhouse (``setuptools-buildkit``
 is not on the index, and ``buildkit`` there is someone else's project): pip gets
@@ -21,7 +21,10 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 import pytest
-from buildkit_testing import copy_example, make_venv, run, venv_env
+
+from buildkit_testing.git import commit_all, git
+from buildkit_testing.processes import run
+from buildkit_testing.venvs import make_venv, site_packages, venv_env
 
 pytestmark = pytest.mark.slow
 
@@ -46,10 +49,6 @@ def pip(python: Path, wheelhouse: Path, *args, cwd=None, check=True, **env):
 
 def probe(python: Path, wheelhouse: Path, cwd: Path) -> dict:
     return json.loads(run([python, "-c", PROBE], cwd=cwd, env=venv_env(python, wheelhouse)).stdout)
-
-
-def site_packages(python: Path) -> Path:
-    return Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
 
 
 def assert_not_installed(python: Path, wheelhouse: Path, cwd: Path) -> None:
@@ -89,8 +88,8 @@ def unpack_and_probe(wheel: Path, target: Path, cwd: Path) -> dict:
 
 # ---------------------------------------------------------------- editable installs
 
-def test_editable_without_build_isolation_reuses_the_build_dir(buildkit_venv, wheelhouse, neutral_cwd, tmp_path):
-    project = copy_example("minimal", tmp_path / "minimal")
+def test_editable_without_build_isolation_reuses_the_build_dir(buildkit_venv, wheelhouse, neutral_cwd, test_package):
+    project = test_package("minimal")
     install = ("install", "-v", "--no-build-isolation", "-e", ".")
     first = pip(buildkit_venv, wheelhouse, *install, cwd=project)
     assert configure_lines(first) and "no CMakeCache.txt" in configure_lines(first)[0]
@@ -113,10 +112,10 @@ def test_editable_without_build_isolation_reuses_the_build_dir(buildkit_venv, wh
     assert_not_installed(buildkit_venv, wheelhouse, neutral_cwd)
 
 
-def test_isolated_editable_twice_then_setup_py_develop(buildkit_venv, wheelhouse, neutral_cwd, tmp_path):
+def test_isolated_editable_twice_then_setup_py_develop(buildkit_venv, wheelhouse, neutral_cwd, test_package):
     """PyTorch's failure mode: the kept CMake cache names a ninja from pip's deleted
     build environment ("build tool execution failed ... /tmp/pip-build-env-*/overlay/bin/ninja")."""
-    project = copy_example("minimal", tmp_path / "minimal")
+    project = test_package("minimal")
     pip(buildkit_venv, wheelhouse, "install", "-v", "-e", ".", cwd=project)
     recorded = cmake_make_program(project)
     assert "pip-build-env-" in recorded and not os.path.exists(recorded), recorded
@@ -154,19 +153,10 @@ def test_isolated_editable_twice_then_setup_py_develop(buildkit_venv, wheelhouse
 
 # ------------------------------------------------------------ regular installs, dists
 
-def _git_checkout(project: Path) -> str:
-    """Make the copy a git checkout, so its version carries the commit (0.1.0+git<sha7>)."""
-    git = ["git", "-c", "user.name=buildkit tests", "-c", "user.email=tests@buildkit.invalid",
-           "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"]
-    run([*git, "init", "-q"], cwd=project)
-    run([*git, "add", "-A"], cwd=project)
-    run([*git, "commit", "-q", "-m", "minimal"], cwd=project)
-    return run(["git", "rev-parse", "--short=7", "HEAD"], cwd=project).stdout.strip()
-
-
-def test_pip_install_build_and_sdist_in_a_fresh_venv(bare_venv, wheelhouse, neutral_cwd, tmp_path):
-    project = copy_example("minimal", tmp_path / "minimal")
-    version = f"0.1.0+git{_git_checkout(project)}"
+def test_pip_install_build_and_sdist_in_a_fresh_venv(bare_venv, wheelhouse, neutral_cwd, tmp_path, test_package):
+    project = test_package("minimal")
+    commit_all(project)  # a git checkout: the version carries the commit (0.1.0+git<sha7>)
+    version = f"0.1.0+git{git(project, 'rev-parse', '--short=7', 'HEAD')}"
 
     # `pip install .` with build isolation, into a venv that has nothing but pip.
     pip(bare_venv, wheelhouse, "install", ".", cwd=project)
@@ -220,8 +210,8 @@ def test_pip_install_build_and_sdist_in_a_fresh_venv(bare_venv, wheelhouse, neut
 
 # ------------------------------------------------------------ option layer precedence
 
-def test_config_setting_beats_environment_with_pip(buildkit_venv, wheelhouse, neutral_cwd, tmp_path):
-    project = copy_example("minimal", tmp_path / "minimal")
+def test_config_setting_beats_environment_with_pip(buildkit_venv, wheelhouse, neutral_cwd, test_package):
+    project = test_package("minimal")
     pip(buildkit_venv, wheelhouse, "install", "--no-build-isolation", ".", "--config-settings", "USE_FAST_SUM=OFF",
         cwd=project, USE_FAST_SUM="ON")
     found = probe(buildkit_venv, wheelhouse, neutral_cwd)
@@ -231,11 +221,11 @@ def test_config_setting_beats_environment_with_pip(buildkit_venv, wheelhouse, ne
     assert_not_installed(buildkit_venv, wheelhouse, neutral_cwd)
 
 
-def test_option_layers_with_python_m_build(wheelhouse, neutral_cwd, tmp_path):
+def test_option_layers_with_python_m_build(wheelhouse, neutral_cwd, tmp_path, test_package):
     """config setting > environment > [tool.buildkit] cmake-defines > CMakeLists' default,
     with `python -m build --wheel --no-isolation`: one kept build folder, reconfigured
     each time the resolved value changes."""
-    project = copy_example("minimal", tmp_path / "minimal")
+    project = test_package("minimal")
     python = Path(sys.executable)
 
     def flavour(name: str, *config: str, **env: str) -> str:

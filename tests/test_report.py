@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from buildkit.builder import toolchain
 from buildkit.errors import BuildkitError
 from buildkit.frontends.cli import report
-
-HELLO = Path(__file__).parent / "projects" / "hello"
 
 
 def test_keeps_only_the_last_build(tmp_path):
@@ -72,9 +68,8 @@ def test_missing_or_foreign_log(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_report_on_a_real_build(tmp_path, capsys):
-    source = tmp_path / "hello"
-    shutil.copytree(HELLO, source)
+def test_report_on_a_real_build(tmp_path, capsys, test_package):
+    source = test_package("hello")
     build = tmp_path / "build"
     cmake, ninja = toolchain.find_cmake("3.24"), toolchain.find_ninja()
     subprocess.run([str(cmake.path), "-S", source, "-B", build, "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja.path}"],

@@ -5,18 +5,15 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
-import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
-import pytest
-
 from buildkit.frontends.setuptools.commands.sdist import normalize_tarball
+from buildkit_testing.git import commit_all, needs_git
+from buildkit_testing.processes import clean_env, run, setup_py
+from buildkit_testing.projects import write_files
 
-needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 EPOCH = "1700000000"
 PYPROJECT = """\
 [build-system]
@@ -73,18 +70,12 @@ OUTPUTS = {
 OUTPUT_DIRS = ("build/", "dist/", "old.egg-info/", ".venv/", ".pytest_cache/", "demo/__pycache__/")
 
 
-def write_tree(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-
-
-def make_project(root: Path, *, use_git: bool) -> Path:
-    write_tree(root, SOURCES)
+def make_built_project(root: Path, *, use_git: bool) -> Path:
+    """The sources (committed to git with ``use_git``), then the outputs of a build."""
+    write_files(root, SOURCES)
     if use_git:
-        for args in (("init", "-q"), ("add", "-A"), ("commit", "-q", "-m", "init")):
-            subprocess.run(["git", *args], cwd=root, env={**os.environ, **GIT_ENV}, check=True, capture_output=True)
-    write_tree(root, OUTPUTS)
+        commit_all(root)
+    write_files(root, OUTPUTS)
     write_manifest(root)
     return root
 
@@ -95,9 +86,7 @@ def write_manifest(root: Path) -> None:
 
 
 def build_sdist(root: Path, out: Path, **env: str) -> Path:
-    run = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "--dist-dir", str(out)], cwd=root,
-                         env={**os.environ, **env}, capture_output=True, text=True)
-    assert run.returncode == 0, run.stdout + run.stderr
+    setup_py(sys.executable, root, "-q", "sdist", "--dist-dir", out, env=clean_env(**env))
     (archive,) = out.glob("*.tar.gz")
     return archive
 
@@ -116,7 +105,7 @@ def assert_sources_not_outputs(names: set[str]) -> None:
 
 @needs_git
 def test_sdist_holds_sources_and_no_outputs(tmp_path: Path) -> None:
-    root = make_project(tmp_path / "proj", use_git=True)
+    root = make_built_project(tmp_path / "proj", use_git=True)
     (root / "notes.txt").write_text("untracked and not ignored: not a source\n")
     archive = build_sdist(root, tmp_path / "dist")
     names = members(archive)
@@ -131,13 +120,13 @@ def test_sdist_holds_sources_and_no_outputs(tmp_path: Path) -> None:
 
 
 def test_sdist_without_git_walks_the_tree(tmp_path: Path) -> None:
-    root = make_project(tmp_path / "proj", use_git=False)
+    root = make_built_project(tmp_path / "proj", use_git=False)
     assert_sources_not_outputs(members(build_sdist(root, tmp_path / "dist")))
 
 
 @needs_git
 def test_sdists_are_byte_identical_with_source_date_epoch(tmp_path: Path) -> None:
-    first = make_project(tmp_path / "a" / "proj", use_git=True)
+    first = make_built_project(tmp_path / "a" / "proj", use_git=True)
     second = tmp_path / "b" / "elsewhere"
     shutil.copytree(first, second, symlinks=True)
     write_manifest(second)
@@ -173,10 +162,8 @@ def test_normalize_tarball_keeps_content_and_order(tmp_path: Path) -> None:
 
 @needs_git
 def test_pep517_sdist_and_an_sdist_of_it_hold_the_same_files(tmp_path: Path) -> None:
-    root = make_project(tmp_path / "proj", use_git=True)
-    run = subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(tmp_path / "d1")],
-                         cwd=root, capture_output=True, text=True)
-    assert run.returncode == 0, run.stdout + run.stderr
+    root = make_built_project(tmp_path / "proj", use_git=True)
+    run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", tmp_path / "d1"], cwd=root)
     (archive,) = (tmp_path / "d1").glob("*.tar.gz")
     with tarfile.open(archive) as tar:
         # The extraction filters came with 3.11.4 (Debian 12's Python is 3.11.2).

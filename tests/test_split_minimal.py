@@ -1,4 +1,4 @@
-"""Library-only and python-only wheels of examples/minimal, installed in fresh venvs."""
+"""Library-only and python-only wheels of tests/packages/minimal, installed in fresh venvs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import json
 import zipfile
 
 import pytest
-from buildkit_testing import clean_env, make_venv, pip_install, run
+
+from buildkit_testing.processes import clean_env, run, setup_py
+from buildkit_testing.venvs import make_venv, pip_install
 
 pytestmark = pytest.mark.slow
 
@@ -14,19 +16,17 @@ PROBE = "import minimal, json; print(json.dumps([minimal.sum([1, 2, 3.5]), minim
 
 
 @pytest.fixture(scope="module")
-def split_wheels(wheelhouse, tmp_path_factory):
+def split_wheels(wheelhouse, tmp_path_factory, test_package):
     """Build libminimal, install it, then build minimal against it: one build venv."""
-    from buildkit_testing import copy_example
-
     root = tmp_path_factory.mktemp("split")
-    project = copy_example("minimal", root / "minimal")
+    project = test_package("minimal", root / "minimal")
     python = make_venv(root / "build-venv")
     pip_install(python, wheelhouse, "setuptools-buildkit", "setuptools", "wheel")
     dist = root / "dist"
-    run([python, "setup.py", "bdist_wheel", "-d", dist], cwd=project, env=clean_env(BUILD_LIBTORCH_WHL="1"))
+    setup_py(python, project, "bdist_wheel", "-d", dist, env=clean_env(BUILD_LIBTORCH_WHL="1"))
     library = next(dist.glob("libminimal-*.whl"))
     pip_install(python, wheelhouse, library)
-    run([python, "setup.py", "bdist_wheel", "-d", dist], cwd=project, env=clean_env(BUILD_PYTHON_ONLY="1"))
+    setup_py(python, project, "bdist_wheel", "-d", dist, env=clean_env(BUILD_PYTHON_ONLY="1"))
     compiled = [entry["file"] for entry in json.loads((project / "compile_commands.json").read_text())]
     return {"library": library, "python": next(dist.glob("minimal-*.whl")), "dist": dist,
             "compiled": compiled, "project": project, "build_python": python, "root": root}
@@ -71,16 +71,16 @@ def test_both_wheels_install_and_run_together(split_wheels, wheelhouse):
 
     # A library of another version: a clear error at import.
     other = split_wheels["root"] / "other"
-    run([split_wheels["build_python"], "setup.py", "bdist_wheel", "-d", other], cwd=split_wheels["project"],
-        env=clean_env(BUILD_LIBTORCH_WHL="1", MINIMAL_BUILD_VERSION="0.2.0"))
+    setup_py(split_wheels["build_python"], split_wheels["project"], "bdist_wheel", "-d", other,
+             env=clean_env(BUILD_LIBTORCH_WHL="1", MINIMAL_BUILD_VERSION="0.2.0"))
     pip_install(python, wheelhouse, "--no-deps", next(other.glob("libminimal-0.2.0-*.whl")))
     mismatch = run([python, "-c", PROBE], cwd="/", check=False)
     assert mismatch.returncode != 0
     assert "needs libminimal==0.1.0, but libminimal 0.2.0 is installed" in mismatch.stderr
 
 
-def test_python_only_build_without_the_library_is_a_clear_error(minimal_project, overlay_python):
-    result = run([overlay_python, "setup.py", "build_ext"], cwd=minimal_project,
-                 env=clean_env(BUILD_PYTHON_ONLY="1"), check=False)
+def test_python_only_build_without_the_library_is_a_clear_error(test_package, overlay_python):
+    minimal_project = test_package("minimal")
+    result = setup_py(overlay_python, minimal_project, "build_ext", env=clean_env(BUILD_PYTHON_ONLY="1"), check=False)
     assert result.returncode != 0 and "libminimal" in result.stderr and "Traceback" not in result.stderr
     assert "BUILD_LIBTORCH_WHL=1" in result.stderr

@@ -2,39 +2,17 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from buildkit.errors import ConfigError
-from buildkit.package.version import (
-    ResolvedVersion,
-    render_version_file,
-    resolve_version,
-    write_version_file,
-)
+from buildkit.package.version import ResolvedVersion, render_version_file, resolve_version, write_version_file
+from buildkit_testing.git import commit_all, needs_git
+from buildkit_testing.paths import REPO
 
 NO_GIT = "/nonexistent/git"  # a git that cannot run, so the host's checkout never leaks in
-needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-
-
-def make_repo(root: Path) -> str:
-    """A real git checkout with one commit; returns the commit hash."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
-           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True,
-                              text=True).stdout.strip()
-
-    git("init", "-q")
-    git("add", "-A")
-    git("commit", "-q", "-m", "init")
-    return git("rev-parse", "HEAD")
 
 
 @pytest.fixture
@@ -66,7 +44,7 @@ def test_not_a_git_repo_gets_no_suffix(project: Path) -> None:
 
 @needs_git
 def test_git_checkout_appends_short_sha(project: Path) -> None:
-    sha = make_repo(project)
+    sha = commit_all(project)
     resolved = resolve_version(project)
     assert resolved.version == f"1.2.0a0+git{sha[:7]}"
     assert resolved.git_sha == sha
@@ -76,7 +54,7 @@ def test_git_checkout_appends_short_sha(project: Path) -> None:
 @needs_git
 def test_git_label_joins_an_existing_local_label(project: Path) -> None:
     (project / "version.txt").write_text("1.0+cu121\n")
-    sha = make_repo(project)
+    sha = commit_all(project)
     assert resolve_version(project).version == f"1.0+cu121.git{sha[:7]}"
 
 
@@ -114,7 +92,7 @@ def test_build_number_ignored_without_build_version(project: Path) -> None:
 
 @needs_git
 def test_sdist_pkg_info_beats_version_txt_and_git(project: Path) -> None:
-    make_repo(project)
+    commit_all(project)
     (project / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: foo\nVersion: 1.2.0a0+gitabcdef1\n"
                                       "Summary: x\n\nlong description\nVersion: 0.0.0\n")
     resolved = resolve_version(project)
@@ -234,6 +212,6 @@ def test_values_that_are_not_literals_are_rejected() -> None:
 
 def test_shipped_template_is_the_repo_template() -> None:
     text = render_version_file(ResolvedVersion("1.0", "f" * 40, "x"))
-    shipped = (Path(__file__).resolve().parent.parent / "templates" / "version.py.in").read_text()
+    shipped = (REPO / "templates" / "version.py.in").read_text()
     assert text.splitlines()[0] == shipped.splitlines()[0]
     compile(text, "version.py", "exec")

@@ -1,4 +1,4 @@
-"""`buildkit wheels` end to end on copies of examples/minimal: build, repair, audit, smoke-test."""
+"""`buildkit wheels` end to end on copies of tests/packages/minimal: build, repair, audit, smoke-test."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from buildkit_testing import clean_env, copy_example, run
 
 from buildkit.frontends.cli.audit import audit
+from buildkit_testing.processes import clean_env, run
 
 BUILDKIT = [sys.executable, "-m", "buildkit", "wheels"]
 CP = "cp%d%d" % sys.version_info[:2]
@@ -20,12 +20,11 @@ SMOKE = ("python -c \"import os, minimal; assert minimal.sum([1, 2]) == 3; "
          "open(os.environ['SMOKE_MARK'], 'a').write(minimal.__file__ + chr(10))\"")
 
 
-def project_copy(folder: Path, smoke: bool = True) -> Path:
-    project = copy_example("minimal", folder / "minimal")
-    if smoke:
-        pyproject = project / "pyproject.toml"
-        pyproject.write_text(pyproject.read_text().replace("[tool.buildkit]\n",
-                                                           f"[tool.buildkit]\nsmoke-test = {json.dumps(SMOKE)}\n"))
+def with_smoke_test(project: Path) -> Path:
+    """The project, with a smoke-test command that leaves a mark (see SMOKE)."""
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace("[tool.buildkit]\n",
+                                                       f"[tool.buildkit]\nsmoke-test = {json.dumps(SMOKE)}\n"))
     return project
 
 
@@ -39,18 +38,18 @@ def show(wheel: Path) -> dict:
     return json.loads(run([sys.executable, "-m", "auditwheel", "show", "--json", wheel]).stdout)
 
 
-def test_help_and_python_kind_without_a_library_wheel(tmp_path):
+def test_help_and_python_kind_without_a_library_wheel(tmp_path, test_package):
     text = run([*BUILDKIT, "--help"]).stdout
     assert "--kind" in text and "--wheelhouse" in text and "--no-repair" in text
-    project = project_copy(tmp_path, smoke=False)
+    project = test_package("minimal")
     result = wheels_command(project, tmp_path / "out", tmp_path / "empty", "--kind", "python")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "needs the libminimal 0.1.0 wheel" in result.stderr and "--kind library" in result.stderr
 
 
 @pytest.mark.slow
-def test_split_wheels_are_repaired_audited_and_smoke_tested(tmp_path, wheelhouse):
-    project, out, mark = project_copy(tmp_path), tmp_path / "out", tmp_path / "smoke-mark"
+def test_split_wheels_are_repaired_audited_and_smoke_tested(tmp_path, wheelhouse, test_package):
+    project, out, mark = with_smoke_test(test_package("minimal")), tmp_path / "out", tmp_path / "smoke-mark"
     result = wheels_command(project, out, wheelhouse, "--kind", "split", "--report", tmp_path / "report.json",
                             mark=mark)
     output = result.stdout + result.stderr
@@ -90,8 +89,8 @@ def test_split_wheels_are_repaired_audited_and_smoke_tested(tmp_path, wheelhouse
 
 
 @pytest.mark.slow
-def test_full_wheel(tmp_path, wheelhouse):
-    project, out, mark = project_copy(tmp_path), tmp_path / "out", tmp_path / "smoke-mark"
+def test_full_wheel(tmp_path, wheelhouse, test_package):
+    project, out, mark = with_smoke_test(test_package("minimal")), tmp_path / "out", tmp_path / "smoke-mark"
     result = wheels_command(project, out, wheelhouse, "--kind", "full", mark=mark)
     assert result.returncode == 0, result.stdout + result.stderr
     (wheel,) = out.glob("*.whl")
@@ -103,8 +102,8 @@ def test_full_wheel(tmp_path, wheelhouse):
 
 
 @pytest.mark.slow
-def test_a_broken_wheel_fails_the_command_with_the_reason(tmp_path, wheelhouse):
-    project = project_copy(tmp_path, smoke=False)
+def test_a_broken_wheel_fails_the_command_with_the_reason(tmp_path, wheelhouse, test_package):
+    project = test_package("minimal")
     cmake = project / "CMakeLists.txt"
     cmake.write_text(cmake.read_text() + "if(TARGET minimal)\n  set_property(TARGET minimal APPEND PROPERTY "
                      "INSTALL_RPATH /opt/buildkit-test-bad)\nendif()\n")

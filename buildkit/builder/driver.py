@@ -163,7 +163,7 @@ class CMakeDriver:
         return self._toolchain, reasons
 
     def _discover(self, cache: CMakeCache | None) -> Toolchain:
-        cmake = toolchain.find_cmake(self.settings["cmake-minimum-version"])
+        cmake = toolchain.find_cmake(self.settings.cmake_minimum_version)
         ninja = toolchain.find_ninja() if self._uses_ninja() else None
         return Toolchain(cmake, ninja, _compilers_from_cache(cache))
 
@@ -315,8 +315,8 @@ class CMakeDriver:
     def job_count(self) -> int:
         if self.options.jobs:
             return self.options.jobs
-        return default_job_count(job_memory_mb=self.settings["job-memory-mb"], cuda=self._uses_cuda(),
-                                 cuda_job_memory_mb=self.settings["cuda-job-memory-mb"])
+        return default_job_count(job_memory_mb=self.settings.job_memory_mb, cuda=self._uses_cuda(),
+                                 cuda_job_memory_mb=self.settings.cuda_job_memory_mb)
 
     def _uses_cuda(self) -> bool:
         cache = self.cache

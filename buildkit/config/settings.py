@@ -1,157 +1,237 @@
 """The ``[tool.buildkit]`` table of a consuming project's ``pyproject.toml``.
 
-Every key is declared once in :data:`SETTINGS` (name, type, default, documentation);
-the reader validates strictly against that table and the configuration reference in
-``docs/configuration.md`` is generated from it.  Keys that are also build options
-(``build-type``, ``max-jobs``...) are declared in :mod:`buildkit.config.options` and only
-provide defaults there.
+Every key is declared once, as a field of :class:`ProjectSettings` or of one of its
+sub-table dataclasses (name, type, default, documentation, any rule beyond the
+type); :mod:`buildkit.config.schema` reads the table strictly against those
+declarations and the reference in ``docs/configuration.md`` is generated from them.
+Keys that are also build options (``build-type``, ``max-jobs``...) are declared in
+:mod:`buildkit.config.options`: here they are only collected, as raw defaults.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
+from buildkit.config.conditions import parse_condition
+from buildkit.config.globs import check_glob
+from buildkit.config.modes import WheelMode
+from buildkit.config.schema import KeyDoc, describe, read_table, setting
 from buildkit.errors import ConfigError
 
 TABLE = "tool.buildkit"
+_TITLE = f"[{TABLE}]"
+
+
+# ------------------------------------------------------------- value rules
+
+def _is_dotted_name(text: str) -> bool:
+    return all(part.isidentifier() for part in text.split("."))
+
+
+def _is_condition(text: str) -> bool:
+    parse_condition(text)  # raises a ConfigError that quotes the condition
+    return True
+
+
+def _are_globs(patterns: tuple[str, ...]) -> bool:
+    for pattern in patterns:
+        check_glob(pattern)  # raises a ConfigError that quotes the pattern
+    return bool(patterns)
+
+
+def _is_entry_point(text: str) -> bool:
+    return re.fullmatch(r"\s*[A-Za-z_][\w.]*\s*:\s*[A-Za-z_][\w.]*\s*", text) is not None
+
+
+def _is_positive(number: int) -> bool:
+    return number > 0
+
+
+_WHEN_DOC = ("CMake cache condition: variable names joined by `and`/`or`, each optionally preceded by `not`, "
+             "e.g. `USE_CUDA and not USE_ROCM`; a variable missing from the cache is off.")
+
+
+def _when(purpose: str, **default: Any) -> Any:
+    """A ``when`` key: what the condition gates, then the condition syntax."""
+    return setting(f"{purpose} {_WHEN_DOC}", kind="condition", check=_is_condition, **default)
+
+
+# -------------------------------------------------------------- sub-tables
+
+@dataclass(frozen=True)
+class StubExtension:
+    """``extension``: the thin ``_C`` stub that ``build_ext`` compiles and links."""
+
+    name: str = setting("Dotted module name of the stub, e.g. `pkg._C`.", kind="dotted module name",
+                        check=_is_dotted_name)
+    sources: tuple[str, ...] = setting("C sources of the stub, relative to the project, e.g. `[\"csrc/stub.c\"]`.",
+                                       kind="non-empty list of strings", check=bool)
+    libraries: tuple[str, ...] = setting("CMake-built libraries the stub links, e.g. `[\"pkg_python\"]`.", default=())
+    rpath: str = setting("Folder under the package that holds those libraries; the stub's rpath points there.",
+                         default="lib")
+    include_dirs: tuple[str, ...] = setting("Include folders besides the package's own `include/`.", default=())
+    define_macros: dict[str, str] = setting("Preprocessor macros of the stub, `NAME = \"VALUE\"`.",
+                                            default_factory=dict)
 
 
 @dataclass(frozen=True)
-class Setting:
-    key: str
-    kind: str  # a short type name shown in the docs: "string", "list of strings", ...
-    default: Any
-    doc: str
-    check: Callable[[Any], bool]
+class CMakeExtension:
+    """One of ``cmake-extensions``: a module CMake builds and installs into the package tree."""
+
+    name: str = setting("Dotted module name, e.g. `pkg.functional._C`.", kind="dotted module name",
+                        check=_is_dotted_name)
+    when: str | None = _when("Register the module only when this CMake cache condition holds.",
+                             default=None)
 
 
-def _is_str(v: Any) -> bool:
-    return isinstance(v, str)
+@dataclass(frozen=True)
+class OptionalPackage:
+    """One of ``optional-packages``: a subpackage that ships only when a condition holds."""
+
+    package: str = setting("Dotted name of the subpackage, e.g. `pkg.functional`.", kind="dotted module name",
+                           check=_is_dotted_name)
+    when: str = _when("Ship the subpackage only when this CMake cache condition holds.")
 
 
-def _is_str_list(v: Any) -> bool:
-    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+@dataclass(frozen=True)
+class Script:
+    """One of ``scripts``: a console script."""
+
+    name: str = setting("Command name, e.g. `pkg-info`.")
+    target: str = setting("Function it runs, `module:function`.", kind="entry point (`module:function`)",
+                          check=_is_entry_point)
+    when: str | None = _when("Install the script only when this CMake cache condition holds.",
+                             default=None)
 
 
-def _is_str_table(v: Any) -> bool:
-    return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
+_GLOBS = "glob or non-empty list of globs"
+_GLOBS_DOC = ("relative to the package directory: `*`, `?` and `[..]` stay inside one folder, a `**` segment "
+              "spans folders (`include/**/*.h`).")
 
 
-def _is_define_table(v: Any) -> bool:
-    return isinstance(v, dict) and all(
-        isinstance(k, str) and isinstance(x, (str, bool, int)) for k, x in v.items())
+@dataclass(frozen=True)
+class PackageDataEntry:
+    """One of ``package-data``: files of the package tree shipped in some wheels."""
+
+    include: tuple[str, ...] = setting("Files to ship, " + _GLOBS_DOC, kind=_GLOBS, check=_are_globs,
+                                       lone_string=True)
+    exclude: tuple[str, ...] = setting("Files among those not to ship, " + _GLOBS_DOC, kind=_GLOBS,
+                                       check=_are_globs, lone_string=True, default=())
+    modes: frozenset[WheelMode] | None = setting(
+        "Wheels the rule applies to. Unset: every wheel.",
+        kind="wheel mode or list of wheel modes (`full`, `library-only`, `python-only`)",
+        check=bool, lone_string=True, default=None)
+    when: str | None = _when("Apply the rule only when this CMake cache condition holds; while it does not, "
+                             "its files are withheld even where another rule matches them.",
+                             default=None)
 
 
-def _is_positive_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v > 0
-
-
-def _is_table_list(v: Any) -> bool:
-    return isinstance(v, list) and all(isinstance(x, dict) for x in v)
-
-
-def _is_table(v: Any) -> bool:
-    return isinstance(v, dict)
-
-
-_S = Setting
-SETTINGS: tuple[Setting, ...] = (
-    _S("package", "string", None,
-       "Import package that CMake installs into (`<package>/lib`, `include`, `share/cmake`). "
-       "Default: the `[project]` name with `-` replaced by `_`.", _is_str),
-    _S("cmake-source-dir", "string", ".", "Folder holding the top-level `CMakeLists.txt`, relative to the project.", _is_str),
-    _S("build-dir", "string", "build", "The kept CMake build folder, relative to the project.", _is_str),
-    _S("cmake-minimum-version", "string", "3.24", "Oldest cmake accepted; an older system cmake is replaced by the PyPI one.", _is_str),
-    _S("env-prefix", "string", None,
-       "Prefix of the project-named variables `<PREFIX>_BUILD_VERSION`, `<PREFIX>_BUILD_NUMBER`, "
-       "`<PREFIX>_EXTRA_INSTALL_REQUIREMENTS` and `<PREFIX>_CUDA_ARCH_LIST`. Default: the package name upper-cased.", _is_str),
-    _S("library-only-variable", "string", "BUILD_LIBTORCH_WHL", "Variable that selects the library-only wheel.", _is_str),
-    _S("python-only-variable", "string", "BUILD_PYTHON_ONLY", "Variable that selects the python-only wheel.", _is_str),
-    _S("library-distribution", "string", None,
-       "Distribution name of the library-only wheel, pinned by the python-only wheel. Default: `lib<package>`.", _is_str),
-    _S("version-file", "string", "version.txt", "File holding the base version; `+git<sha7>` is appended in a git checkout.", _is_str),
-    _S("dependencies", "list of strings", [], "Install requirements of the wheel (the `[project]` table lists `dependencies` as dynamic).", _is_str_list),
-    _S("licenses", "list of strings", [], "Third-party license files concatenated into the wheel's license file.", _is_str_list),
-    _S("readme", "string", "README.md", "File used as the long description.", _is_str),
-    _S("cmake-defines", "table of strings", {}, "`-D` values passed to every configure; the environment and config settings override them.", _is_define_table),
-    _S("cmake-aliases", "table of strings", {"CUDA_HOST_COMPILER": "CMAKE_CUDA_HOST_COMPILER"},
-       "Environment variables forwarded to CMake under another name (`ENV_NAME = \"CMAKE_NAME\"`).", _is_str_table),
-    _S("cmake-forward", "list of strings", [], "Extra environment variables forwarded to CMake as-is (besides `BUILD_*`, `USE_*`, `CMAKE_*`).", _is_str_list),
-    _S("extension", "table", None,
-       "The thin `_C` stub extension built by `build_ext`: `name`, `sources`, `libraries` (CMake libraries it links), "
-       "`rpath` (default `lib`).", _is_table),
-    _S("cmake-extensions", "list of tables", [],
-       "Extension modules built and installed by CMake (`name`, optional `when`), registered with setuptools so wheels include them.", _is_table_list),
-    _S("optional-packages", "list of tables", [], "Subpackages shipped only when a cache condition holds (`package`, `when`).", _is_table_list),
-    _S("scripts", "list of tables", [], "Console scripts (`name`, `target`, optional `when`); library-only wheels get none.", _is_table_list),
-    _S("package-data", "list of tables", [],
-       "Extra package_data rules (`include`, `exclude`, `modes`, `when`) added to the defaults.", _is_table_list),
-    _S("codegen-package", "string", None, "Subpackage (dotted) holding a code generator that ships in the wheel, e.g. `tensorlet._codegen`.", _is_str),
-    _S("prioritized-text-file", "string", "cmake/prioritized_text.txt",
-       "Symbols (one per line) placed first in .text when USE_PRIORITIZED_TEXT_FOR_LD=1.", _is_str),
-    _S("preload-libraries", "list of strings", [],
-       "Native libraries (CMake target names) that `<package>/_native.py` preloads before the extension, "
-       "from the package's own `lib/` or from the installed library distribution.", _is_str_list),
-    _S("smoke-test", "string", None,
-       "Command `buildkit wheels` runs (in a shell, from an empty folder) in a fresh venv with the built wheel "
-       "installed, after `import <package>`; e.g. `python -c 'import pkg; pkg.selftest()'`.", _is_str),
-    _S("job-memory-mb", "positive integer", 1024, "Memory one compile job needs; caps the default job count.", _is_positive_int),
-    _S("cuda-job-memory-mb", "positive integer", 3072, "Memory one nvcc job needs when CUDA is on.", _is_positive_int),
-)
-_BY_KEY = {s.key: s for s in SETTINGS}
-
+# ----------------------------------------------------------- the main table
 
 @dataclass(frozen=True)
 class ProjectSettings:
-    """The validated ``[tool.buildkit]`` table plus the ``[project]`` name."""
+    """The validated ``[tool.buildkit]`` table plus what buildkit takes from ``[project]``."""
 
     root: Path
     project_name: str
-    values: Mapping[str, Any] = field(default_factory=dict)
     # [project] dynamic: the metadata fields buildkit may supply to setuptools.
     dynamic: frozenset[str] = frozenset()
+    # The build-option keys of the table (build-type...), raw: load_options parses them.
     option_defaults: Mapping[str, Any] = field(default_factory=dict)
 
-    def __getitem__(self, key: str) -> Any:
-        if key not in _BY_KEY:
-            raise KeyError(key)
-        if key in self.values:
-            return self.values[key]
-        return _derived_default(self, key)
+    package: str = setting(
+        "Import package that CMake installs into (`<package>/lib`, `include`, `share/cmake`). "
+        "Default: the `[project]` name with `-` and `.` replaced by `_`.",
+        kind="dotted module name", check=_is_dotted_name, default=None, derived=True)
+    cmake_source_dir: str = setting("Folder holding the top-level `CMakeLists.txt`, relative to the project.",
+                                    default=".")
+    build_dir: Path = setting("The kept CMake build folder, relative to the project.",
+                              default=Path("build"))
+    cmake_minimum_version: str = setting(
+        "Oldest cmake accepted; an older system cmake is replaced by the PyPI one.", default="3.24")
+    env_prefix: str = setting(
+        "Prefix of the project-named variables `<PREFIX>_BUILD_VERSION`, `<PREFIX>_BUILD_NUMBER`, "
+        "`<PREFIX>_EXTRA_INSTALL_REQUIREMENTS` and `<PREFIX>_CUDA_ARCH_LIST`. "
+        "Default: the top-level package name upper-cased.", default=None, derived=True)
+    library_only_variable: str = setting("Variable that selects the library-only wheel.",
+                                         default="BUILD_LIBTORCH_WHL")
+    python_only_variable: str = setting("Variable that selects the python-only wheel.", default="BUILD_PYTHON_ONLY")
+    library_distribution: str = setting(
+        "Distribution name of the library-only wheel, pinned by the python-only wheel. "
+        "Default: `lib` followed by the `[project]` name.", default=None, derived=True)
+    version_file: str = setting("File holding the base version; `+git<sha7>` is appended in a git checkout.",
+                                default="version.txt")
+    dependencies: tuple[str, ...] = setting(
+        "Install requirements of the wheel (the `[project]` table lists `dependencies` as dynamic).", default=())
+    licenses: tuple[str, ...] = setting("Third-party license files concatenated into the wheel's license file.",
+                                        default=())
+    readme: str = setting("File used as the long description.", default="README.md")
+    cmake_defines: dict[str, str | bool | int] = setting(
+        "`-D` values passed to every configure (`true`/`false` become `ON`/`OFF`); the environment and config "
+        "settings override them.", default_factory=dict)
+    cmake_aliases: dict[str, str] = setting(
+        "Environment variables forwarded to CMake under another name (`ENV_NAME = \"CMAKE_NAME\"`).",
+        default_factory=lambda: {"CUDA_HOST_COMPILER": "CMAKE_CUDA_HOST_COMPILER"})
+    cmake_forward: tuple[str, ...] = setting(
+        "Extra environment variables forwarded to CMake as-is (besides `BUILD_*`, `USE_*`, `CMAKE_*`).", default=())
+    extension: StubExtension | None = setting(
+        "The thin `_C` stub extension built by `build_ext`; its keys are below.", default=None)
+    cmake_extensions: tuple[CMakeExtension, ...] = setting(
+        "Extension modules built and installed by CMake, registered with setuptools so wheels include them.",
+        default=())
+    optional_packages: tuple[OptionalPackage, ...] = setting(
+        "Subpackages shipped only when a CMake cache condition holds.", default=())
+    scripts: tuple[Script, ...] = setting("Console scripts; library-only wheels get none.", default=())
+    package_data: tuple[PackageDataEntry, ...] = setting(
+        "Package-data rules added to the defaults (headers, CMake files, native libraries).", default=())
+    codegen_package: str | None = setting(
+        "Subpackage (dotted) holding a code generator that ships in the wheel, e.g. `tensorlet._codegen`.",
+        kind="dotted module name", check=_is_dotted_name, default=None)
+    prioritized_text_file: str = setting(
+        "Symbols (one per line) placed first in .text when USE_PRIORITIZED_TEXT_FOR_LD=1.",
+        default="cmake/prioritized_text.txt")
+    preload_libraries: tuple[str, ...] = setting(
+        "Native libraries (CMake target names) that `<package>/_native.py` preloads before the extension, "
+        "from the package's own `lib/` or from the installed library distribution.", default=())
+    smoke_test: str | None = setting(
+        "Command `buildkit wheels` runs (in a shell, from an empty folder) in a fresh venv with the built wheel "
+        "installed, after `import <package>`; e.g. `python -c 'import pkg; pkg.selftest()'`.", default=None)
+    job_memory_mb: int = setting("Memory one compile job needs; caps the default job count.",
+                                 kind="positive integer", check=_is_positive, default=1024)
+    cuda_job_memory_mb: int = setting("Memory one nvcc job needs when CUDA is on.", kind="positive integer",
+                                      check=_is_positive, default=3072)
 
-    @property
-    def package(self) -> str:
-        return self["package"]
+    def __post_init__(self) -> None:
+        # The defaults that depend on the project name, filled in once so that every
+        # reader sees a plain string.
+        if self.package is None:
+            object.__setattr__(self, "package", self.project_name.replace("-", "_").replace(".", "_"))
+        if self.env_prefix is None:
+            object.__setattr__(self, "env_prefix", self.package.split(".")[0].upper())
+        if self.library_distribution is None:
+            object.__setattr__(self, "library_distribution", "lib" + self.project_name.replace("_", "-"))
+        object.__setattr__(self, "build_dir", (self.root / self.build_dir).resolve())
 
     @property
     def package_dir(self) -> Path:
         return self.root / Path(*self.package.split("."))
 
     @property
-    def build_dir(self) -> Path:
-        return (self.root / self["build-dir"]).resolve()
-
-    @property
     def source_dir(self) -> Path:
-        return (self.root / self["cmake-source-dir"]).resolve()
-
-    @property
-    def env_prefix(self) -> str:
-        return self["env-prefix"]
+        return (self.root / self.cmake_source_dir).resolve()
 
 
-def _derived_default(settings: ProjectSettings, key: str) -> Any:
-    if key == "package":
-        return settings.project_name.replace("-", "_").replace(".", "_")
-    if key == "env-prefix":
-        return settings.package.split(".")[0].upper()
-    if key == "library-distribution":
-        return "lib" + settings.project_name.replace("_", "-")
-    default = _BY_KEY[key].default
-    return default.copy() if isinstance(default, (list, dict)) else default
+# The reference's rows, in declaration order (sub-tables via KeyDoc.table).
+SETTINGS: tuple[KeyDoc, ...] = describe(ProjectSettings)
+
+
+def setting_default(name: str) -> Any:
+    """The declared default of a ``ProjectSettings`` field, for callers without a project."""
+    return {f.name: f.default for f in fields(ProjectSettings)}[name]
 
 
 def load_settings(root: Path | str, option_keys: frozenset[str] = frozenset()) -> ProjectSettings:
@@ -168,7 +248,8 @@ def load_settings(root: Path | str, option_keys: frozenset[str] = frozenset()) -
     except FileNotFoundError:
         raise ConfigError(f"No pyproject.toml in {root}.",
                           "buildkit reads the project's name from [project] and its build settings from "
-                          "[tool.buildkit]; run `buildkit init` to create one, or point buildkit at the project folder.")
+                          "[tool.buildkit]; run `buildkit init` to create one, or point buildkit at the project "
+                          "folder.")
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}.", "Fix the syntax error and run the build again.")
     project = data.get("project", {})
@@ -177,22 +258,14 @@ def load_settings(root: Path | str, option_keys: frozenset[str] = frozenset()) -
         raise ConfigError(f"{path} has no [project] name.", "Add `[project]` with `name = \"...\"`.")
     table = data.get("tool", {}).get("buildkit", {})
     if not isinstance(table, dict):
-        raise ConfigError(f"[{TABLE}] in {path} must be a table.", "Write it as `[tool.buildkit]` followed by keys.")
-    values: dict[str, Any] = {}
-    defaults: dict[str, Any] = {}
-    for key, value in table.items():
-        if key in option_keys:
-            defaults[key] = value
-            continue
-        setting = _BY_KEY.get(key)
-        if setting is None:
-            known = ", ".join(sorted([*_BY_KEY, *option_keys]))
-            raise ConfigError(f"Unknown key `{key}` in [{TABLE}] of {path}.",
-                              f"Check the spelling; the known keys are: {known}.")
-        if not setting.check(value):
-            raise ConfigError(f"[{TABLE}] key `{key}` in {path} must be a {setting.kind}, not {value!r}.",
-                              f"{setting.doc} See docs/configuration.md.")
-        values[key] = value
+        raise ConfigError(f"{_TITLE} in {path} must be a table, not {table!r}.",
+                          "Write it as `[tool.buildkit]` followed by keys.")
+    try:
+        values = read_table(ProjectSettings, table, (_TITLE,), also_known=option_keys)
+    except ConfigError as error:
+        raise ConfigError(error.message, f"{error.hint} It is read from {path}; docs/configuration.md lists "
+                                         "every key.") from None
     dynamic = project.get("dynamic", [])
-    return ProjectSettings(root=root, project_name=name, values=values, option_defaults=defaults,
+    return ProjectSettings(root=root, project_name=name, **values,
+                           option_defaults={k: v for k, v in table.items() if k in option_keys},
                            dynamic=frozenset(dynamic if isinstance(dynamic, list) else []))

@@ -22,9 +22,9 @@ from typing import Iterable, Iterator, Sequence
 from buildkit._util import console, git
 from buildkit._util.fileutil import KEEP_MARKER, PROTECTED_DIR_NAMES, PROTECTED_FILE_NAMES
 from buildkit.builder.install_step import read_install_manifest
+from buildkit.config.globs import check_glob, glob_match
 from buildkit.config.settings import ProjectSettings
 from buildkit.errors import BuildkitError, ConfigError
-from buildkit.package.layout import check_glob, glob_match
 from buildkit.package.version import is_generated_version_file
 
 EXTENSION_SUFFIXES = (".so", ".pyd")

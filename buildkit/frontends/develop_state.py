@@ -49,11 +49,11 @@ def inputs_fingerprint(project: Project, register: bool) -> str:
     """What the stub and the editable registration depend on, besides the CMake build."""
     root = project.root
     digest = hashlib.sha256()
-    for name in ("pyproject.toml", "setup.py", project.settings["version-file"]):
+    for name in ("pyproject.toml", "setup.py", project.settings.version_file):
         path = root / name
         digest.update(name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"-") + b"\0")
-    spec = project.settings["extension"] or {}
-    for source in spec.get("sources", []):
+    stub = project.settings.extension
+    for source in stub.sources if stub else ():
         path = root / source
         digest.update(f"{source}:{path.stat().st_mtime_ns if path.exists() else 0}".encode())
     cache = project.build_dir / "CMakeCache.txt"
@@ -76,8 +76,8 @@ def is_current(project: Project, register: bool) -> bool:
 
 
 def record(project: Project, register: bool) -> None:
-    spec = project.settings["extension"] or {}
-    outputs = [installed_module_path(project.root, spec["name"])] if spec.get("name") else []
+    stub = project.settings.extension
+    outputs = [installed_module_path(project.root, stub.name)] if stub else []
     if register:
         normalized = re.sub(r"[-_.]+", "_", project.settings.project_name).lower()
         outputs.append(find_installed(normalized, site_packages()))

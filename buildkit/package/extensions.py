@@ -11,14 +11,11 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Mapping
 
 from setuptools import Extension
 
 from buildkit.builder.flags import OsxTarget, extension_flags, relative_rpath_args
-from buildkit.errors import ConfigError
-
-STUB_KEYS = frozenset({"name", "sources", "libraries", "rpath", "include-dirs", "define-macros"})
+from buildkit.config.settings import StubExtension
 
 
 class CMakeBuiltExtension(Extension):
@@ -28,28 +25,22 @@ class CMakeBuiltExtension(Extension):
         super().__init__(name, sources=[])
 
 
-def stub_extension(spec: Mapping[str, Any] | None, *, root: Path, package_dir: Path, build_type: str,
+def stub_extension(stub: StubExtension | None, *, root: Path, package_dir: Path, build_type: str,
                    osx: OsxTarget | None) -> Extension | None:
     """The thin ``_C`` stub of ``[tool.buildkit.extension]``, linked to the CMake-built libraries."""
-    if not spec:
+    if stub is None:
         return None
-    unknown = set(spec) - STUB_KEYS
-    if unknown or not isinstance(spec.get("name"), str) or not isinstance(spec.get("sources"), list):
-        raise ConfigError(
-            f"[tool.buildkit.extension] needs `name` and `sources`{'; unknown keys: ' + ', '.join(sorted(unknown)) if unknown else ''}.",
-            f"Known keys: {', '.join(sorted(STUB_KEYS))}. Example: name = \"pkg._C\", sources = [\"csrc/stub.c\"], "
-            "libraries = [\"pkg_python\"].")
-    lib_dir = package_dir / spec.get("rpath", "lib")
-    ext_dir = root.joinpath(*spec["name"].split(".")[:-1])
+    lib_dir = package_dir / stub.rpath
+    ext_dir = root.joinpath(*stub.name.split(".")[:-1])
     flags = extension_flags(build_type, rpath_dirs=(), osx=osx or OsxTarget())
     rpath = os.path.relpath(lib_dir, ext_dir)
     return Extension(
-        spec["name"],
-        sources=[str(Path(s)) for s in spec["sources"]],
-        libraries=list(spec.get("libraries", [])),
+        stub.name,
+        sources=[str(Path(s)) for s in stub.sources],
+        libraries=list(stub.libraries),
         library_dirs=[str(lib_dir)],
-        include_dirs=[str(package_dir / "include"), *spec.get("include-dirs", [])],
-        define_macros=[tuple(m) for m in spec.get("define-macros", [])],
+        include_dirs=[str(package_dir / "include"), *stub.include_dirs],
+        define_macros=list(stub.define_macros.items()),
         # Python's CFLAGS usually carry -g: keep the project folder out of the debug
         # info, as BuildkitTopLevel.cmake does for the CMake-built libraries.
         extra_compile_args=[*flags.compile_args,

@@ -14,51 +14,19 @@ import os
 import shutil
 import sysconfig
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence, TypeVar
+from typing import Iterable, Sequence, TypeVar
 
 from buildkit._util import console
 from buildkit.config.conditions import BoolCache, evaluate_condition, parse_condition
+from buildkit.config.globs import check_glob, glob_match
 from buildkit.config.modes import WheelMode
+from buildkit.config.settings import PackageDataEntry
 from buildkit.errors import ConfigError
 
 T = TypeVar("T")
 
-CONFIG_KEY = "tool.buildkit.package-data"
-
-
-# --- glob patterns -----------------------------------------------------------------
-
-@lru_cache(maxsize=None)
-def check_glob(pattern: str) -> tuple[str, ...]:
-    """The pattern's path segments, after checking it stays inside the package."""
-    segments = tuple(pattern.split("/"))
-    if pattern.startswith("/") or any(s in {"", ".", ".."} for s in segments):
-        raise ConfigError(f"Package-data pattern {pattern!r} is not a relative path inside the package.",
-                          "Write it relative to the package directory, e.g. 'lib/*.so*', without "
-                          "a leading '/', '.' or '..' segments.")
-    if any("**" in s and s != "**" for s in segments):
-        raise ConfigError(f"Package-data pattern {pattern!r} uses '**' inside a name.",
-                          "'**' must be a whole path segment, e.g. 'include/**/*.h'.")
-    return segments
-
-
-def _match(pattern: Sequence[str], parts: Sequence[str]) -> bool:
-    if not pattern:
-        return not parts
-    if pattern[0] == "**":  # any number of directories, including none
-        return any(_match(pattern[1:], parts[i:]) for i in range(len(parts) + 1))
-    return bool(parts) and fnmatchcase(parts[0], pattern[0]) and _match(pattern[1:], parts[1:])
-
-
-def glob_match(pattern: str, path: str) -> bool:
-    """Whether a posix ``path`` matches ``pattern``: ``*``, ``?`` and ``[..]`` stay inside
-    one segment, and a ``**`` segment spans directories (``include/**/*.h`` matches
-    ``include/a.h`` and ``include/x/y/a.h``)."""
-    return _match(check_glob(pattern), path.split("/"))
-
+# --- glob patterns (their syntax: buildkit.config.globs) ---------------------------
 
 def _matches(patterns: Iterable[str], path: str) -> bool:
     return any(glob_match(p, path) for p in patterns)
@@ -105,58 +73,10 @@ class PackageDataRule:
         return text + (f" (when: {self.when})" if self.when else "")
 
 
-_CONFIG_KEYS = {"include", "exclude", "modes", "when"}
-
-
-def _config_strings(value: Any, where: str, allowed: Sequence[str] | None = None) -> list[str]:
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not items or not all(isinstance(v, str) for v in items):
-        raise ConfigError(f"{where} must be a string or a non-empty list of strings, not {value!r}.",
-                          "Fix that key in pyproject.toml.")
-    if allowed is not None and (bad := [v for v in items if v not in allowed]):
-        raise ConfigError(f"{where} has unknown value(s) {bad}.", f"Use some of: {', '.join(allowed)}.")
-    return items
-
-
-def _config_value(item: dict[str, Any], key: str, where: str) -> Any:
-    """One key of a rule table, checked on its own so errors name the exact key."""
-    value, where = item[key], f"{where}.{key}"
-    try:
-        if key == "modes":
-            names = _config_strings(value, where, [m.value for m in WheelMode])
-            return frozenset(WheelMode(m) for m in names)
-        if key == "when":
-            if not isinstance(value, str):
-                raise ConfigError(f"{where} must be a string, not {value!r}.", "Write e.g. 'USE_CUDA'.")
-            parse_condition(value)  # raises on a condition it cannot read
-            return value
-        patterns = tuple(_config_strings(value, where))
-        for pattern in patterns:
-            check_glob(pattern)
-        return patterns
-    except ConfigError as error:
-        if error.message.startswith(where):
-            raise
-        raise ConfigError(f"{where}: {error.message}", error.hint) from None
-
-
-def _rule_from_item(item: Any, where: str) -> PackageDataRule:
-    if not isinstance(item, dict):
-        raise ConfigError(f"{where} must be a table, not {item!r}.", f"Write it as a [[{CONFIG_KEY}]] table.")
-    if unknown := sorted(set(item) - _CONFIG_KEYS):
-        raise ConfigError(f"{where} has unknown key(s) {unknown}.",
-                          f"Allowed keys: {', '.join(sorted(_CONFIG_KEYS))}.")
-    if "include" not in item:
-        raise ConfigError(f"{where} has no include key.", "Add include = ['some/glob'].")
-    return PackageDataRule(**{key: _config_value(item, key, where) for key in item})
-
-
-def rules_from_config(items: list[dict[str, Any]]) -> tuple[PackageDataRule, ...]:
-    """Rules from the ``[[tool.buildkit.package-data]]`` array of tables."""
-    if not isinstance(items, list):
-        raise ConfigError(f"{CONFIG_KEY} must be an array of tables, not {items!r}.",
-                          f"Write each rule as a [[{CONFIG_KEY}]] table.")
-    return tuple(_rule_from_item(item, f"{CONFIG_KEY}[{i}]") for i, item in enumerate(items))
+def rules_from_config(entries: Sequence[PackageDataEntry]) -> tuple[PackageDataRule, ...]:
+    """Rules from the ``[[tool.buildkit.package-data]]`` entries, which the settings
+    reader has already checked (patterns, modes, conditions)."""
+    return tuple(PackageDataRule(e.include, e.exclude, e.modes, e.when) for e in entries)
 
 
 # Data, not code: what a PyTorch-style package installs and which wheels carry it.

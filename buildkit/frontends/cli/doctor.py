@@ -31,7 +31,7 @@ from buildkit.builder.toolchain import (
     version_at_least,
 )
 from buildkit.config.options import BuildOptions, load_options, option_keys, parse_bool
-from buildkit.config.settings import ProjectSettings, load_settings
+from buildkit.config.settings import ProjectSettings, load_settings, setting_default
 from buildkit.errors import BuildkitError, ConfigError, ToolchainError, exit_on_error
 
 MINIMUM_NVCC = "11.8"
@@ -102,7 +102,7 @@ def _check_python() -> Check:
 
 
 def _check_cmake(settings: ProjectSettings | None, cache_path: Path | str | None) -> Check:
-    minimum = settings["cmake-minimum-version"] if settings else "3.24"
+    minimum = settings.cmake_minimum_version if settings else setting_default("cmake_minimum_version")
     try:
         return _found("cmake", find_cmake(minimum, cache_path=cache_path))
     except ToolchainError as exc:
@@ -194,8 +194,8 @@ def _check_launcher(options: BuildOptions, cache_path: Path | str | None) -> Che
 
 
 def _check_memory(settings: ProjectSettings | None, options: BuildOptions, *, cuda: bool) -> Check:
-    job_mb = settings["job-memory-mb"] if settings else 1024
-    cuda_job_mb = settings["cuda-job-memory-mb"] if settings else 3072
+    job_mb = settings.job_memory_mb if settings else setting_default("job_memory_mb")
+    cuda_job_mb = settings.cuda_job_memory_mb if settings else setting_default("cuda_job_memory_mb")
     per_job = max(job_mb, cuda_job_mb) if cuda else job_mb
     available = available_memory_mb()
     jobs = options.jobs or default_job_count(available_memory_mb=available, job_memory_mb=job_mb, cuda=cuda,

@@ -118,7 +118,7 @@ class Run:
         outcomes: list[Outcome] = []
         library: Path | None = None
         if kind in ("library", "split"):
-            lib = self.build(Outcome("library", python=pythons[0]), self.settings["library-only-variable"])
+            lib = self.build(Outcome("library", python=pythons[0]), self.settings.library_only_variable)
             outcomes.append(lib)
             library = lib.wheel
         if kind == "python":
@@ -129,7 +129,7 @@ class Run:
             elif library is not None:
                 exclude = audit_mod.library_sonames(library)
                 outcomes.append(self.build(Outcome(f"python ({_version(python)})", python=python),
-                                           self.settings["python-only-variable"], library=library, exclude=exclude))
+                                           self.settings.python_only_variable, library=library, exclude=exclude))
             else:
                 outcomes.append(Outcome(f"python ({_version(python)})", python=python,
                                         problems=["not built: the library wheel failed"]))
@@ -151,7 +151,7 @@ class Run:
             return outcome
         self.audit(outcome, exclude)
         if not self.args.no_smoke:
-            self.smoke(outcome, library=mode_variable == self.settings["library-only-variable"])
+            self.smoke(outcome, library=mode_variable == self.settings.library_only_variable)
         return outcome
 
     # ------------------------------------------------------------------ venvs
@@ -193,7 +193,7 @@ class Run:
     # ---------------------------------------------------------- build, repair
     def build_wheel(self, python: Path, mode_variable: str | None, dest: Path) -> None:
         env = _venv_env(python)
-        for name in (self.settings["library-only-variable"], self.settings["python-only-variable"]):
+        for name in (self.settings.library_only_variable, self.settings.python_only_variable):
             env.pop(name, None)
         if mode_variable:
             env[mode_variable] = "1"
@@ -217,11 +217,11 @@ class Run:
         return _publish(repaired, self.out)
 
     def find_library(self) -> Path | None:
-        name = self.settings["library-distribution"].replace("-", "_")
+        name = self.settings.library_distribution.replace("-", "_")
         folders = [self.out, *([self.wheelhouse] if self.wheelhouse else [])]
         found = sorted(w for d in folders for w in d.glob(f"{name}-{self.project.version}-*.whl"))
         if not found:
-            raise BuildkitError(f"--kind python needs the {self.settings['library-distribution']} "
+            raise BuildkitError(f"--kind python needs the {self.settings.library_distribution} "
                                 f"{self.project.version} wheel in {' or '.join(map(str, folders))}.",
                                 "Build it first with `buildkit wheels --kind library`, or use --kind split.")
         return found[-1]
@@ -242,14 +242,14 @@ class Run:
             self.pip(python, "install", str(outcome.wheel))
             here = self.fresh_dir("smoke-cwd")  # not the project: import what was installed
             if library:
-                package = self.settings["library-distribution"].replace("-", "_").replace(".", "_")
+                package = self.settings.library_distribution.replace("-", "_").replace(".", "_")
                 code = (f"import ctypes, pathlib, {package} as p\n"
                         "for lib in sorted(pathlib.Path(p.__path__[0], 'lib').glob('*.so*')): ctypes.CDLL(str(lib))")
                 _check([str(python), "-c", code], f"import {package}", cwd=here, env=_venv_env(python))
             else:
                 package = self.settings.package
                 _check([str(python), "-c", f"import {package}"], f"import {package}", cwd=here, env=_venv_env(python))
-                command = self.settings["smoke-test"]
+                command = self.settings.smoke_test
                 if command:
                     _check(command, f"smoke-test `{command}`", cwd=here, env=_venv_env(python), shell=True)
             outcome.smoke = "ok"

@@ -34,7 +34,7 @@ DYNAMIC_FIELDS = {
 
 def call_setuptools(project: Project, overrides: dict[str, Any]):
     """Steps 6 to 10: the extensions, the metadata, the layout, setuptools."""
-    name = (project.settings["library-distribution"] if project.mode is WheelMode.LIBRARY_ONLY
+    name = (project.settings.library_distribution if project.mode is WheelMode.LIBRARY_ONLY
             else project.settings.project_name)
     long_description, content_type = project.long_description()  # 7
     kwargs: dict[str, Any] = dict(
@@ -63,11 +63,11 @@ def call_setuptools(project: Project, overrides: dict[str, Any]):
 
 def extensions(project: Project) -> list[setuptools.Extension]:
     """Step 6: the ``_C`` stub and the CMake-built extension modules, for this mode."""
-    stub = stub_extension(project.settings["extension"], root=project.root,
+    stub = stub_extension(project.settings.extension, root=project.root,
                           package_dir=project.settings.package_dir, build_type=project.build_type,
                           osx=_osx_target(project))
-    built = [CMakeBuiltExtension(item["name"]) for item in project.settings["cmake-extensions"]
-             if project.condition(item.get("when"))]
+    built = [CMakeBuiltExtension(module.name) for module in project.settings.cmake_extensions
+             if project.condition(module.when)]
     return mode_ext_modules(([stub] if stub else []) + built, project.mode)
 
 
@@ -81,10 +81,10 @@ def _osx_target(project: Project) -> OsxTarget | None:
 
 
 def packages(project: Project) -> list[str]:
-    optional = {item["package"]: item.get("when") for item in project.settings["optional-packages"]}
+    left_out = [item.package for item in project.settings.optional_packages if not project.condition(item.when)]
     top = project.settings.package.split(".")[0]
     found = [p for p in find_packages(str(project.root), include=[top, f"{top}.*"])
-             if not any(p == o or p.startswith(o + ".") for o in optional if not project.condition(optional[o]))]
+             if not any(p == o or p.startswith(o + ".") for o in left_out)]
     return list(mode_packages(found, project.settings.package, project.mode))
 
 
@@ -93,7 +93,7 @@ def wheel_layout(project: Project) -> dict[str, Any]:
     files = project.package_files()
     if project.mode is WheelMode.LIBRARY_ONLY:
         layout = library_only_layout(files, project.settings.package_dir, project.build_dir / "library-wheel",
-                                     library_package(project.settings["library-distribution"]))
+                                     library_package(project.settings.library_distribution))
         # setuptools insists on package_dir paths relative to setup.py's folder.
         package_dir = {k: os.path.relpath(v, project.root) for k, v in layout.package_dir.items()}
         return {"packages": layout.packages, "package_dir": package_dir, "package_data": layout.package_data}

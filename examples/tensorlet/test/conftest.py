@@ -13,20 +13,26 @@ test_components.py, test_cuda.py and test_wheels.py test that build."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from buildkit.builder.cmake_cache import CMakeCache
+from buildkit_testing.cuda import find_nvcc
+from buildkit_testing.processes import run, steering_free_env
+from buildkit_testing.projects import copy_sources
+from buildkit_testing.venvs import activated, overlay_venv
+
 ROOT = Path(__file__).resolve().parents[1]
+# The package under test, imported from its source tree (built in place).
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-# buildkit's test helpers (these tests run inside buildkit's repository).
-sys.path.insert(0, str(ROOT.parents[1] / "tests"))
-from buildkit_testing import overlay_venv  # noqa: E402  (the full build's pip-less overlay venv)
 
 try:
     import tensorlet as tl  # noqa: F401
@@ -53,27 +59,12 @@ def tool(name: str) -> str:
     return str(local) if local.exists() else shutil.which(name) or name
 
 
-def nvcc_path() -> str | None:
-    for candidate in (os.environ.get("CUDACXX"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
-
-
-def run(cmd: list, **kw) -> subprocess.CompletedProcess:
-    result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
-    if result.returncode != 0:
-        raise AssertionError(f"command failed: {' '.join(map(str, cmd))}\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
-    return result
-
-
 def compile_extension(source: Path, out: Path) -> Path:
     """Builds a C++ extension library against the installed tensorlet headers and libtensorlet."""
-    import tensorlet.utils
     cxx = os.environ.get("CXX", "g++")
-    run([cxx, "-std=c++20", "-O1", "-shared", "-fPIC", source, "-I", tensorlet.utils.include_path,
-         "-I", Path(tensorlet.utils.include_path) / "tensorlet", "-L", tensorlet.utils.library_path, "-ltensorlet",
-         f"-Wl,-rpath,{tensorlet.utils.library_path}", "-o", out])
+    include, library = tl.utils.include_path, tl.utils.library_path
+    run([cxx, "-std=c++20", "-O1", "-shared", "-fPIC", source, "-I", include, "-I", Path(include) / "tensorlet",
+         "-L", library, "-ltensorlet", f"-Wl,-rpath,{library}", "-o", out])
     return out
 
 
@@ -85,41 +76,15 @@ FULL_BUILD_OPTIONS = {"USE_CUDA": "ON", "TENSORLET_CUDA_ARCH_LIST": "8.0", "USE_
                       "BUILD_FUNCTIONAL": "ON"}
 # The reproducibility builds' timestamp (2023-11-14).
 SOURCE_DATE_EPOCH = "1700000000"
-# Variables that would steer a build: the full build sets its own, nothing leaks in.
-_STEERING = ("BUILD_", "USE_", "CMAKE_", "TENSORLET_", "MAX_JOBS", "DEBUG", "REL_WITH_DEB_INFO", "VERBOSE", "PIP_",
-             "BUILDKIT_", "VIRTUAL_ENV", "PYTHONPATH", "SOURCE_DATE_EPOCH")
-_STEERING_NAMES = {"CC", "CXX", "CUDACXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CUDAFLAGS"}
 # Cache entries that decide what the CPU wheel holds: the in-place build and the copy's
 # first phase must agree on them before their wheels can be compared.
 WHEEL_DEFINING_ENTRIES = ("CMAKE_BUILD_TYPE", "BUILDKIT_WHEEL_MODE", "USE_OPENMP", "USE_BLAS", "USE_CUDA", "USE_TLPROF",
                           "BUILD_FUNCTIONAL", "TENSORLET_CPU_VARIANTS")
 
 
-def steering_free_env(**overrides: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_STEERING) and k not in _STEERING_NAMES}
-    env.update(overrides)
-    return env
-
-
-def copy_sources(target: Path) -> Path:
-    """tensorlet's sources, without what CMake and buildkit put into the tree (like
-    buildkit's tests' copy_example). Copies keep mtimes: a kept copy rebuilds incrementally."""
-    package = ROOT / "tensorlet"
-    outputs = {package / "lib", package / "include", package / "share", package / "_codegen",
-               package / "_build_config.py", package / "version.py", ROOT / "build", ROOT / "dist",
-               ROOT / "compile_commands.json"}
-
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        return [n for n in names if Path(folder, n) in outputs or n in {"__pycache__", ".pytest_cache", ".buildkit"}
-                or n.endswith((".so", ".egg-info"))]
-
-    shutil.copytree(ROOT, target, ignore=ignore, dirs_exist_ok=True)
-    return target
-
-
 def git_head(folder: Path) -> str | None:
-    done = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=folder, capture_output=True,
-                          text=True) if shutil.which("git") else None
+    done = run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=folder, check=False) \
+        if shutil.which("git") else None
     return done.stdout.strip() if done and done.returncode == 0 else None
 
 
@@ -133,7 +98,8 @@ def copy_at_same_commit(base: Path) -> Path:
         if not (repo / ".git").is_dir():
             run(["git", "clone", "--quiet", "--shared", "--no-checkout", ROOT.parents[1], repo])
         run(["git", "-C", repo, "update-ref", "--no-deref", "HEAD", sha])
-    return copy_sources(repo / "examples" / "tensorlet")
+    # Copies keep mtimes: a kept copy (TENSORLET_FULL_BUILD_DIR) rebuilds incrementally.
+    return copy_sources(ROOT, repo / "examples" / "tensorlet")
 
 
 def ninja_entries(build_dir: Path) -> dict[str, tuple[str, str]]:
@@ -154,8 +120,6 @@ def compiled_since(before: dict[str, tuple[str, str]], build_dir: Path) -> list[
 
 
 def wheel_defining_entries(build_dir: Path) -> dict[str, str | None]:
-    from buildkit.builder.cmake_cache import CMakeCache
-
     cache = CMakeCache.read(build_dir)
     return {name: cache.get_value(name) for name in WHEEL_DEFINING_ENTRIES}
 
@@ -177,11 +141,10 @@ class FullBuild:
         self._wheel: Path | None = None
 
     def phase(self, name: str, command: list, env: dict[str, str]) -> subprocess.CompletedProcess:
-        import time
-
         before = ninja_entries(self.build_dir)
         start = time.perf_counter()
-        result = run(command, cwd=self.root, env=env)
+        # No time limit: on a 2-core machine a phase can outlast run()'s default.
+        result = run(command, cwd=self.root, env=env, timeout=None)
         self.seconds[name] = time.perf_counter() - start
         self.compiled[name] = compiled_since(before, self.build_dir)
         self.log += result.stdout + result.stderr
@@ -189,14 +152,9 @@ class FullBuild:
 
     def python_run(self, code: str, check: bool = True) -> subprocess.CompletedProcess:
         """`python -c code` in the overlay venv, outside the copy: tensorlet comes from the registration."""
-        cmd = [str(self.python), "-c", code]
-        result = subprocess.run(cmd, cwd=self.root.parent, env=self.env, capture_output=True, text=True, timeout=300)
-        if check and result.returncode != 0:
-            raise AssertionError(f"{code!r} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
-        return result
+        return run([self.python, "-c", code], cwd=self.root.parent, env=self.env, check=check, timeout=300)
 
     def build_config(self) -> dict:
-        import json
         out = self.python_run("import json, tensorlet.config; print(json.dumps(tensorlet.config.build_info()))")
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -223,72 +181,19 @@ def full_build(tmp_path_factory) -> FullBuild:
     base.mkdir(parents=True, exist_ok=True)
     root = copy_at_same_commit(base)
     python = overlay_venv(base / "venv")
-    venv_vars = {"PATH": f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-                 "VIRTUAL_ENV": str(python.parent.parent)}
-    env = steering_free_env(**FULL_BUILD_OPTIONS, **venv_vars)
-    if nvcc_path() is None:  # still build everything else; the CUDA tests skip
+    env = steering_free_env(**FULL_BUILD_OPTIONS, **activated(python))
+    if find_nvcc() is None:  # still build everything else; the CUDA tests skip
         env["USE_CUDA"] = "OFF"
     else:
-        env["CUDACXX"] = nvcc_path()
+        env["CUDACXX"] = find_nvcc()
     build = FullBuild(root, python, env)
 
     # 1. The CPU wheel, with the options the README's in-place build uses.
     shutil.rmtree(base / "cpu-wheel", ignore_errors=True)
     build.phase("cpu wheel", [python, "setup.py", "-q", "bdist_wheel", "--dist-dir", base / "cpu-wheel"],
-                steering_free_env(SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH, **venv_vars))
+                steering_free_env(SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH, **activated(python)))
     (build.cpu_wheel,) = (base / "cpu-wheel").glob("tensorlet-*.whl")
     build.cpu_entries = wheel_defining_entries(build.build_dir)
     # 2. Everything optional on, in the same folder.
     build.phase("everything on", [python, "-m", "buildkit", "develop", root], env)
     return build
-
-
-# ---- what a CUDA library embeds ----------------------------------------------------------
-def cuobjdump_path() -> str | None:
-    """cuobjdump from PATH, the venv (pip's nvidia-cuda-cuobjdump) or beside nvcc; None when absent."""
-    candidates = [shutil.which("cuobjdump"), Path(sys.executable).parent / "cuobjdump"]
-    if nvcc := nvcc_path():
-        candidates.append(Path(nvcc).resolve().parent / "cuobjdump")
-        candidates.append(Path("/usr/local/cuda/bin/cuobjdump"))
-    return next((str(c) for c in candidates if c and Path(c).exists()), None)
-
-
-def cuda_images(lib: Path) -> set[tuple[str, str]]:
-    """The device images in a library, as {("elf", "sm_80"), ("ptx", "sm_80")}: from
-    `cuobjdump --list-elf/--list-ptx` when it is installed, else read from the ELF's
-    .nv_fatbin section (fatbin container header, magic 0xBA55ED50, then entries:
-    u16 kind (1 PTX, 2 ELF), u16 version, u32 header size, u64 payload size, ...,
-    u32 sm number at +28)."""
-    import struct
-
-    if cuobjdump := cuobjdump_path():
-        found = set()
-        for kind in ("elf", "ptx"):
-            for line in run([cuobjdump, f"--list-{kind}", lib]).stdout.splitlines():
-                if line.strip().endswith(f".{'cubin' if kind == 'elf' else 'ptx'}"):
-                    found.add((kind, line.strip().split(".")[-2]))
-        return found
-    data = Path(lib).read_bytes()
-    assert data[:4] == b"\x7fELF" and data[4] == 2, "not a 64-bit ELF file"
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    names_at = headers[shstrndx][4]
-    found = set()
-    for name, _type, _flags, _addr, offset, size in headers:
-        if data[names_at + name:data.index(b"\0", names_at + name)] != b".nv_fatbin":
-            continue
-        pos, end = offset, offset + size
-        while pos + 16 <= end:
-            magic, _version, header_size, fat_size = struct.unpack_from("<IHHQ", data, pos)
-            if magic != 0xBA55ED50:  # containers are 8-byte aligned; skip padding
-                pos += 8
-                continue
-            entry = pos + header_size
-            while entry < pos + header_size + fat_size:
-                kind, _v, entry_header, payload = struct.unpack_from("<HHIQ", data, entry)
-                arch, = struct.unpack_from("<I", data, entry + 28)
-                found.add(({1: "ptx", 2: "elf"}.get(kind, f"kind{kind}"), f"sm_{arch}"))
-                entry += entry_header + payload
-            pos += header_size + fat_size
-    return found

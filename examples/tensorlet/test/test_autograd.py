@@ -3,12 +3,11 @@ sample below fails), plus broadcasting, version counters and grad modes."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
+from tensorlet_gen.yaml_io import parse_derivatives, parse_ops
 
 from conftest import ROOT, requires_build, tl
-from tensorlet_gen.yaml_io import parse_derivatives, parse_ops
 
 pytestmark = requires_build
 

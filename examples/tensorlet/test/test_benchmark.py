@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, requires_build, run
+from buildkit_testing.processes import run
+from conftest import ROOT, requires_build
 
 SCRIPT = ROOT.parents[1] / "benchmarks" / "kernels.py"
 CUDA_SCRIPT = SCRIPT.with_name("cuda_kernels.py")

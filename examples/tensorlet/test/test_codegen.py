@@ -8,11 +8,11 @@ import sys
 
 import pytest
 import yaml
-
-from conftest import ROOT, tl
 from tensorlet_gen.__main__ import generate
 from tensorlet_gen.model import Argument, FunctionSchema, Type
 from tensorlet_gen.yaml_io import emit_derivatives, emit_ops, parse_derivatives, parse_ops
+
+from conftest import ROOT, tl
 
 OPS_TEXT = (ROOT / "ops.yaml").read_text()
 DERIV_TEXT = (ROOT / "derivatives.yaml").read_text()

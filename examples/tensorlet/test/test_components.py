@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, requires_build, run
+from buildkit_testing.processes import run
+from conftest import ROOT, requires_build
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, cuda_images, have_tool, nvcc_path, run, tool
+from buildkit_testing.cuda import device_images, find_nvcc
+from buildkit_testing.processes import run
+from conftest import ROOT, have_tool, tool
 
 GPU_PRESENT = Path("/dev/nvidiactl").exists() or Path("/dev/nvidia0").exists()
 
@@ -42,7 +44,7 @@ def test_architecture_selection(tmp_path):
     assert _archs(tmp_path, cache="8.9") == "89-real"
 
 
-needs_nvcc = pytest.mark.skipif(nvcc_path() is None, reason="nvcc not found: the full build has USE_CUDA=OFF")
+needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found: the full build has USE_CUDA=OFF")
 
 
 def _tool_output(*cmd) -> str:
@@ -75,7 +77,7 @@ def test_cuda_build_compiles_and_links(full_build):
     # libtensorlet itself never needs the CUDA runtime: CPU-only machines load it as is.
     assert "cudart" not in _tool_output("readelf", "-d", full_build.package / "lib" / "libtensorlet.so")
     # sm_80 code plus its PTX, nothing else (cuobjdump --list-elf/--list-ptx; read directly without it).
-    assert cuda_images(lib) == {("elf", "sm_80"), ("ptx", "sm_80")}
+    assert set(device_images(lib)) == {("elf", "sm_80"), ("ptx", "sm_80")}
     info = full_build.build_config()
     assert info["cuda"] and info["cuda_archs"] == archs
 

@@ -9,9 +9,9 @@ import sys
 import textwrap
 
 import pytest
+from tensorlet_gen.yaml_io import parse_derivatives, parse_ops
 
 from conftest import ROOT, compile_extension, requires_build, tl
-from tensorlet_gen.yaml_io import parse_derivatives, parse_ops
 
 pytestmark = requires_build
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, have_tool, requires_build, run, tl, tool
+from buildkit_testing.processes import run
+from conftest import ROOT, have_tool, requires_build, tl, tool
 
 pytestmark = requires_build
 PKG = ROOT / "tensorlet"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from opinfo import ALL, ELEMENTWISE_SHAPES, OPS, sample
 
 from conftest import requires_build, tl
-from opinfo import ALL, ELEMENTWISE_SHAPES, OPS, sample
 
 pytestmark = requires_build
 

@@ -9,7 +9,6 @@ the optional parts on in the same folder and compiles only what they add."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import zipfile
@@ -17,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, SOURCE_DATE_EPOCH, compiled_since, ninja_entries, requires_build, run,
-                      steering_free_env, wheel_defining_entries)
+from buildkit_testing.artifacts import sha256
+from buildkit_testing.processes import run, steering_free_env
+from conftest import ROOT, SOURCE_DATE_EPOCH, compiled_since, ninja_entries, requires_build, wheel_defining_entries
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
@@ -39,10 +39,6 @@ def _differences(one: Path, two: Path) -> list[str]:
         return found
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @pytest.mark.slow
 @requires_build
 def test_cpu_wheel_is_byte_identical_across_build_folders(full_build, tmp_path):
@@ -56,8 +52,9 @@ def test_cpu_wheel_is_byte_identical_across_build_folders(full_build, tmp_path):
             pytest.fail(message)
         pytest.skip(message)
     before = ninja_entries(ROOT / "build")
+    # No time limit: locally, sources edited since the last develop are compiled here.
     run([sys.executable, "setup.py", "-q", "bdist_wheel", "--dist-dir", tmp_path],
-        cwd=ROOT, env=steering_free_env(SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH))
+        cwd=ROOT, env=steering_free_env(SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH), timeout=None)
     recompiled = compiled_since(before, ROOT / "build")
     # In CI the README's build is current: packaging it must not compile (the run's budget
     # is two tensorlet builds). Locally, sources edited since the last develop are rebuilt.
@@ -66,7 +63,7 @@ def test_cpu_wheel_is_byte_identical_across_build_folders(full_build, tmp_path):
     copy = full_build.cpu_wheel
     assert Path(ROOT).resolve() != full_build.root.resolve()
     assert wheel.name == copy.name
-    assert _sha256(wheel) == _sha256(copy), "\n".join(_differences(wheel, copy))
+    assert sha256(wheel) == sha256(copy), "\n".join(_differences(wheel, copy))
     # What makes this non-trivial: native code from two folders, and no path of either inside.
     names = zipfile.ZipFile(wheel).namelist()
     assert {"tensorlet/lib/libtensorlet.so", "tensorlet/lib/libtensorlet_python.so"} <= set(names)

@@ -29,7 +29,9 @@ from pathlib import Path
 import pytest
 
 from buildkit.package.version import resolve_version
-from conftest import ROOT, compiled_since, have_tool, ninja_entries, run, tool
+from buildkit_testing.processes import run
+from buildkit_testing.venvs import make_wheelhouse
+from conftest import ROOT, compiled_since, have_tool, ninja_entries, tool
 
 REPO = ROOT.parents[1]
 CI = ROOT / "ci"
@@ -130,7 +132,8 @@ class Step:
     def __init__(self, full_build, label: str, command: list) -> None:
         build_dir = full_build.build_dir
         before, objects = ninja_entries(build_dir), _core_objects(build_dir)
-        self.result = run(command, cwd=full_build.root, env=full_build.env)
+        # No time limit: the python-only step compiles bindings, slowly on a 2-core machine.
+        self.result = run(command, cwd=full_build.root, env=full_build.env, timeout=None)
         self.output = self.result.stdout + self.result.stderr
         self.label = label
         self.compiled = compiled_since(before, build_dir)
@@ -145,8 +148,6 @@ def tensorlet_wheelhouse(request, tmp_path_factory) -> Path:
     try:
         return request.getfixturevalue("wheelhouse")
     except pytest.FixtureLookupError:
-        from buildkit_testing import make_wheelhouse  # on sys.path through conftest
-
         return make_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
 
 

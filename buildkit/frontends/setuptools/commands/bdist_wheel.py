@@ -123,7 +123,7 @@ class BdistWheel(_bdist_wheel):
 
     def _bundle_licenses(self, dist_info: Path) -> None:
         settings = self.project().settings
-        third_party = license_paths(settings.root, settings["licenses"])
+        third_party = license_paths(settings.root, settings.licenses)
         if not third_party:
             return
         own = _project_license([str(p) for p in self.license_paths])

@@ -1,40 +1,31 @@
-"""examples/cuda_minimal: a real nvcc build through buildkit, on a machine without a GPU.
+"""tests/packages/cuda_minimal: a real nvcc build through buildkit, on a machine without a GPU.
 
 Every build is for one architecture (nvcc time is what this file costs): the
 project is built once for 8.0 (wheel, then develop), once more in a second folder
 to compare the bytes, and rebuilt for 7.5. Nothing here needs a GPU but the one
-test marked `gpu`; the fatbin is read by cuobjdump when it is installed, else by a
-small reader of the `.nv_fatbin` section below.
+test marked `gpu`; the fatbin is read from the `.nv_fatbin` section (and by cuobjdump
+too when it is installed: see buildkit_testing.cuda.device_images).
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import os
 import shutil
-import struct
 import zipfile
 from pathlib import Path
 
 import pytest
-from buildkit_testing import clean_env, copy_example, overlay_venv, run
 
 from buildkit.builder.cuda_arch import gpu_detected, normalize_cuda_architectures
-
-NVCC = os.environ.get("CUDACXX") or shutil.which("nvcc")
-needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH (nor CUDACXX set): "
-                                                     "the CUDA example needs the CUDA toolkit's compiler")
-
-
-def cuda_build(test):
-    """slow + cuda + skipped without nvcc: every test that compiles the example."""
-    return pytest.mark.slow(pytest.mark.cuda(needs_nvcc(test)))
-
+from buildkit.builder.toolchain import Tool, Toolchain
+from buildkit.project import Project
+from buildkit_testing.artifacts import sha256
+from buildkit_testing.cuda import CUDA_MINIMAL_ARCH_VAR, cuda_build, device_images
+from buildkit_testing.processes import clean_env, run, setup_py
+from buildkit_testing.venvs import overlay_venv
 
 EPOCH = "1700000000"
-ARCH_VAR = "CUDA_MINIMAL_CUDA_ARCH_LIST"
 LIBRARY = Path("cuda_minimal", "lib", "libcuda_minimal.so")
 
 PROBE = """\
@@ -58,16 +49,16 @@ def gpu_present() -> bool:
 
 
 @pytest.fixture(scope="module")
-def cuda_project(tmp_path_factory):
-    """examples/cuda_minimal built for 8.0: a wheel, then `setup.py develop` in the same folder."""
+def cuda_project(tmp_path_factory, test_package):
+    """tests/packages/cuda_minimal built for 8.0: a wheel, then `setup.py develop` in the same folder."""
     base = tmp_path_factory.mktemp("cuda")
     python = overlay_venv(base / "venv")
-    root = copy_example("cuda_minimal", base / "a" / "cuda_minimal")
-    env = build_env(**{ARCH_VAR: "8.0"})
-    run([python, "setup.py", "bdist_wheel", "--dist-dir", base / "a" / "dist"], cwd=root, env=env)
+    root = test_package("cuda_minimal", base / "a" / "cuda_minimal")
+    env = build_env(**{CUDA_MINIMAL_ARCH_VAR: "8.0"})
+    setup_py(python, root, "bdist_wheel", "--dist-dir", base / "a" / "dist", env=env)
     wheel = next((base / "a" / "dist").glob("cuda_minimal-0.1.0-*.whl"))
     digest = sha256(root / LIBRARY)
-    develop = run([python, "setup.py", "develop"], cwd=root, env=env)
+    develop = setup_py(python, root, "develop", env=env)
     return {"python": python, "root": root, "base": base, "wheel": wheel, "library_sha256": digest,
             "develop": develop.stdout + develop.stderr}
 
@@ -78,63 +69,11 @@ def build_env(**extra: str) -> dict[str, str]:
     return clean_env(SOURCE_DATE_EPOCH=EPOCH, MAX_JOBS="2", **extra)
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def probe(python: Path) -> dict:
     return json.loads(run([python, "-c", PROBE], cwd="/", env=clean_env()).stdout)
 
 
-# ------------------------------------------------------------ fatbin reading
-
-def fatbin_images(library: Path) -> list[tuple[str, str]]:
-    """(kind, sm_XX) of every image in the library's fatbin: cuobjdump's answer when it is
-    installed (the two readers must agree), else the section reader's."""
-    images = read_fatbin(library)
-    cuobjdump = shutil.which("cuobjdump")
-    if cuobjdump:
-        listing = run([cuobjdump, "--list-elf", "--list-ptx", library]).stdout
-        listed = sorted((line.split()[0].lower(), line.rsplit(".", 2)[-2]) for line in listing.splitlines()
-                        if line.startswith(("ELF file", "PTX file")))
-        assert listed == images, listing
-    return images
-
-
-def read_fatbin(library: Path) -> list[tuple[str, str]]:
-    """The images named by the `.nv_fatbin` section: a fatbin header (magic 0xBA55ED50,
-    header size, size) then entries (kind 1 PTX / 2 ELF, header size, payload size,
-    the architecture at offset 0x1C)."""
-    blob = elf_section(library, ".nv_fatbin")
-    images, pos = [], 0
-    while pos + 16 <= len(blob):
-        magic, _version, header_size, fat_size = struct.unpack_from("<IHHQ", blob, pos)
-        if magic != 0xBA55ED50:
-            pos += 8
-            continue
-        entry, end = pos + header_size, pos + header_size + fat_size
-        while entry + 0x20 <= end:
-            kind, _, entry_header, payload = struct.unpack_from("<HHIQ", blob, entry)
-            (arch,) = struct.unpack_from("<I", blob, entry + 0x1C)
-            images.append(({1: "ptx", 2: "elf"}.get(kind, str(kind)), f"sm_{arch}"))
-            entry += entry_header + payload
-        pos = (end + 7) // 8 * 8
-    return sorted(images)
-
-
-def elf_section(path: Path, name: str) -> bytes:
-    data = path.read_bytes()
-    assert data[:6] == b"\x7fELF\x02\x01", "a 64-bit little-endian ELF file"
-    (shoff,) = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    names = headers[shstrndx][4]
-    for sh_name, _type, _flags, _addr, offset, size in headers:
-        start = names + sh_name
-        if data[start:data.index(b"\0", start)].decode() == name:
-            return data[offset:offset + size]
-    return b""
-
+# ------------------------------------------------------------ linked libraries
 
 def needed_libraries(path: Path) -> list[str] | None:
     readelf = shutil.which("readelf")
@@ -146,31 +85,28 @@ def needed_libraries(path: Path) -> list[str] | None:
 
 # --------------------------------------------------------------------- tests
 
-def test_arch_list_and_forwarded_cmake_variable_reach_cmake(tmp_path):
+def test_arch_list_and_forwarded_cmake_variable_reach_cmake(test_package):
     """No nvcc needed: what buildkit hands CMake for either way of naming architectures."""
-    from buildkit.builder.toolchain import Tool, Toolchain
-    from buildkit.project import Project
-
-    root = copy_example("cuda_minimal", tmp_path / "cuda_minimal")
+    root = test_package("cuda_minimal")
     tools = Toolchain(Tool("cmake", Path("/usr/bin/cmake"), "3.30.0"), None)
 
     def command(environ):
         return Project.load(root, environ=environ).driver().configure_command(tools, "Release")
 
-    assert "-DCMAKE_CUDA_ARCHITECTURES=75-real;80" in command({ARCH_VAR: "7.5;8.0"})
+    assert "-DCMAKE_CUDA_ARCHITECTURES=75-real;80" in command({CUDA_MINIMAL_ARCH_VAR: "7.5;8.0"})
     assert "-DCMAKE_CUDA_ARCHITECTURES=75-real;80" in command({"CMAKE_CUDA_ARCHITECTURES": "75-real;80"})
     # Both: the user's own -D wins over the translated list.
-    both = [a for a in command({ARCH_VAR: "9.0", "CMAKE_CUDA_ARCHITECTURES": "80"}) if "CUDA_ARCH" in a]
+    both = [a for a in command({CUDA_MINIMAL_ARCH_VAR: "9.0", "CMAKE_CUDA_ARCHITECTURES": "80"}) if "CUDA_ARCH" in a]
     assert both == ["-DCMAKE_CUDA_ARCHITECTURES=80"]
     assert normalize_cuda_architectures("8.0") == "80"  # real code + PTX, CMake's plain number
 
 
 @pytest.mark.slow
-def test_cpu_only_build_with_use_cuda_off(tmp_path):
+def test_cpu_only_build_with_use_cuda_off(tmp_path, test_package):
     """USE_CUDA=0 builds the C++ library alone: no nvcc needed, saxpy on the CPU."""
-    root = copy_example("cuda_minimal", tmp_path / "cuda_minimal")
+    root = test_package("cuda_minimal")
     python = overlay_venv(tmp_path / "venv")
-    run([python, "setup.py", "develop"], cwd=root, env=clean_env(USE_CUDA="0", MAX_JOBS="2"))
+    setup_py(python, root, "develop", env=clean_env(USE_CUDA="0", MAX_JOBS="2"))
     assert "nvcc" not in (root / "build" / "build.ninja").read_text()
     info = probe(python)
     assert (info["built_with_cuda"], info["available"], info["architectures"]) == (False, False, "")
@@ -200,7 +136,7 @@ def test_import_without_gpu_falls_back_to_cpu(cuda_project):
 def test_library_is_built_for_the_requested_architecture(cuda_project):
     assert probe(cuda_project["python"])["architectures"] == normalize_cuda_architectures("8.0") == "80"
     library = cuda_project["root"] / LIBRARY
-    assert fatbin_images(library) == [("elf", "sm_80"), ("ptx", "sm_80")]
+    assert device_images(library) == [("elf", "sm_80"), ("ptx", "sm_80")]
     needed = needed_libraries(library)
     if needed is not None:  # the CUDA runtime is linked in: no libcudart.so, no libcuda.so
         assert not [name for name in needed if name.startswith(("libcudart", "libcuda."))], needed
@@ -211,12 +147,12 @@ def test_library_is_built_for_the_requested_architecture(cuda_project):
 
 
 @cuda_build
-def test_builds_in_two_folders_are_byte_identical(cuda_project):
+def test_builds_in_two_folders_are_byte_identical(cuda_project, test_package):
     """The same sources under another absolute path: same library, same wheel."""
     base = cuda_project["base"]
-    root = copy_example("cuda_minimal", base / "b" / "cuda_minimal")
-    run([cuda_project["python"], "setup.py", "bdist_wheel", "--dist-dir", base / "b" / "dist"],
-        cwd=root, env=build_env(**{ARCH_VAR: "8.0"}))
+    root = test_package("cuda_minimal", base / "b" / "cuda_minimal")
+    setup_py(cuda_project["python"], root, "bdist_wheel", "--dist-dir", base / "b" / "dist",
+             env=build_env(**{CUDA_MINIMAL_ARCH_VAR: "8.0"}))
     assert sha256(root / LIBRARY) == cuda_project["library_sha256"]
     assert sha256(root / "cuda_minimal" / "lib" / "libcuda_minimal_python.so") == \
         sha256(cuda_project["root"] / "cuda_minimal" / "lib" / "libcuda_minimal_python.so")
@@ -236,11 +172,11 @@ def test_builds_in_two_folders_are_byte_identical(cuda_project):
 @cuda_build
 def test_changing_the_arch_list_reconfigures_and_rebuilds(cuda_project):
     python, root = cuda_project["python"], cuda_project["root"]
-    result = run([python, "setup.py", "develop"], cwd=root, env=build_env(**{ARCH_VAR: "7.5"}))
+    result = setup_py(python, root, "develop", env=build_env(**{CUDA_MINIMAL_ARCH_VAR: "7.5"}))
     output = result.stdout + result.stderr
     assert "configuring" in output and "CUDA architectures changed: '80' → '75'" in output, output
     assert sha256(root / LIBRARY) != cuda_project["library_sha256"]
-    assert fatbin_images(root / LIBRARY) == [("elf", "sm_75"), ("ptx", "sm_75")]
+    assert device_images(root / LIBRARY) == [("elf", "sm_75"), ("ptx", "sm_75")]
     assert probe(python)["architectures"] == "75"
 
 
@@ -249,10 +185,11 @@ def test_changing_the_arch_list_reconfigures_and_rebuilds(cuda_project):
 def test_native_is_refused_without_a_gpu(cuda_project):
     root = cuda_project["root"]
     before = (root / "build" / ".buildkit" / "configure.json").read_bytes()
-    result = run([cuda_project["python"], "setup.py", "develop"], cwd=root, check=False,
-                 env=build_env(**{ARCH_VAR: "native"}))
+    result = setup_py(cuda_project["python"], root, "develop", check=False,
+                      env=build_env(**{CUDA_MINIMAL_ARCH_VAR: "native"}))
     assert result.returncode != 0
-    assert f"{ARCH_VAR}=native asks for the GPUs of this machine, but it has none" in result.stderr, result.stderr
+    refusal = f"{CUDA_MINIMAL_ARCH_VAR}=native asks for the GPUs of this machine, but it has none"
+    assert refusal in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
     # Refused before anything ran: the last good configure is still on record.
     assert (root / "build" / ".buildkit" / "configure.json").read_bytes() == before

@@ -1,0 +1,76 @@
+"""Which variables reach CMake as ``-DNAME=VALUE``, and which never do.
+
+Every variable whose name starts with ``BUILD_``, ``USE_`` or ``CMAKE_`` (or ends
+with ``_EXITCODE``) is forwarded verbatim, with the project's ``cmake-forward``
+names and ``cmake-aliases``; buildkit's own switches, the variables CMake reads
+from the environment itself and the ones buildkit interprets are not.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from buildkit.config.settings import ProjectSettings
+from buildkit.errors import ConfigError
+
+FORWARDED_PREFIXES = ("BUILD_", "USE_", "CMAKE_")
+
+# Variables CMake reads from the environment itself: forwarding them as -D would
+# change their meaning, so they stay in the environment (and in the configure
+# fingerprint) or are interpreted by buildkit where noted in the option table.
+CMAKE_ENVIRONMENT_VARIABLES = frozenset({
+    "CMAKE_APPBUNDLE_PATH", "CMAKE_BUILD_PARALLEL_LEVEL", "CMAKE_COLOR_DIAGNOSTICS",
+    "CMAKE_CONFIG_TYPE", "CMAKE_CONFIGURATION_TYPES", "CMAKE_CROSSCOMPILING_EMULATOR",
+    "CMAKE_EXPORT_BUILD_DATABASE", "CMAKE_EXPORT_COMPILE_COMMANDS", "CMAKE_FRAMEWORK_PATH",
+    "CMAKE_GENERATOR", "CMAKE_GENERATOR_INSTANCE", "CMAKE_GENERATOR_PLATFORM",
+    "CMAKE_GENERATOR_TOOLSET", "CMAKE_INCLUDE_PATH", "CMAKE_INSTALL_MODE",
+    "CMAKE_INSTALL_PARALLEL_LEVEL", "CMAKE_LIBRARY_PATH", "CMAKE_MAXIMUM_RECURSION_DEPTH",
+    "CMAKE_NO_VERBOSE", "CMAKE_OSX_ARCHITECTURES", "CMAKE_POLICY_VERSION_MINIMUM",
+    "CMAKE_PROGRAM_PATH", "CMAKE_TEST_LAUNCHER", "CMAKE_TOOLCHAIN_FILE",
+})
+# Set by buildkit itself; a user value would point the install somewhere else.
+RESERVED_VARIABLES = frozenset({"CMAKE_INSTALL_PREFIX"})
+# Interpreted by buildkit and passed to CMake in their interpreted form.
+HANDLED_VARIABLES = frozenset({"CMAKE_ARGS", "CMAKE_BUILD_TYPE", "CMAKE_PREFIX_PATH"})
+
+
+def _is_forwarded(name: str, extra: frozenset[str], switches: frozenset[str]) -> bool:
+    if name in switches or name in CMAKE_ENVIRONMENT_VARIABLES or name in HANDLED_VARIABLES:
+        return False
+    if name in extra:
+        return True
+    # Cross-compiling try_run() answers (e.g. HAVE_FOO_EXITCODE) have to reach CMake too.
+    return name.startswith(FORWARDED_PREFIXES) or name.endswith("_EXITCODE")
+
+
+def define_value(value: Any) -> str:
+    """A TOML value as CMake reads it: booleans as ON/OFF."""
+    if isinstance(value, bool):
+        return "ON" if value else "OFF"
+    return str(value)
+
+
+def forwarded_defines(settings: ProjectSettings | None, switches: frozenset[str], config: Mapping[str, str],
+                      environ: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The -D values for CMake and where each came from: [tool.buildkit] cmake-defines, then the
+    environment, then the config settings; ``switches`` are buildkit's own variables, never forwarded."""
+    aliases: Mapping[str, str] = settings.cmake_aliases if settings else {}
+    extra = frozenset(settings.cmake_forward if settings else ())
+    for layer_name, layer in (("config setting", config), ("environment", environ)):
+        for reserved in RESERVED_VARIABLES & set(layer):
+            raise ConfigError(
+                f"{reserved} is set in the {layer_name}, but buildkit sets it: CMake installs into the package tree.",
+                f"Unset {reserved}. To install somewhere else, build a wheel and install that.")
+    defines: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    toml_defines = settings.cmake_defines if settings else {}
+    for name, value in toml_defines.items():
+        defines[name], sources[f"-D{name}"] = define_value(value), "[tool.buildkit]"
+    for layer_name, layer in (("environment", environ), ("config setting", config)):
+        for name, value in layer.items():
+            target = aliases.get(name)
+            if target and target not in layer:
+                defines[target], sources[f"-D{target}"] = value, layer_name
+            elif _is_forwarded(name, extra, switches):
+                defines[name], sources[f"-D{name}"] = value, layer_name
+    return defines, sources

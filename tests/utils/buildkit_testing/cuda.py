@@ -1,0 +1,98 @@
+"""CUDA in the tests: where nvcc and cuobjdump are, the marks of a test that compiles
+CUDA code, and the device images a library embeds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+
+from buildkit_testing.processes import run
+
+# tests/packages/cuda_minimal's architecture list (its env-prefix is CUDA_MINIMAL).
+CUDA_MINIMAL_ARCH_VAR = "CUDA_MINIMAL_CUDA_ARCH_LIST"
+FATBIN_MAGIC = 0xBA55ED50
+
+
+def find_nvcc() -> str | None:
+    """nvcc where buildkit's toolchain looks for it (CUDACXX, PATH, /usr/local/cuda/bin); None when absent."""
+    for candidate in (os.environ.get("CUDACXX"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found (CUDACXX, PATH, /usr/local/cuda/bin): "
+                                                            "the test compiles CUDA code")
+
+
+# The marks of a test that compiles CUDA code: slow, cuda, skipped without nvcc.
+CUDA_BUILD_MARKS = (pytest.mark.slow, pytest.mark.cuda, needs_nvcc)
+
+
+def cuda_build(test):
+    """Marks a test that compiles CUDA code with CUDA_BUILD_MARKS."""
+    for mark in CUDA_BUILD_MARKS:
+        test = mark(test)
+    return test
+
+
+def find_cuobjdump() -> str | None:
+    """cuobjdump from PATH, the venv (pip's nvidia-cuda-cuobjdump) or beside nvcc; None when absent."""
+    candidates = [shutil.which("cuobjdump"), Path(sys.executable).parent / "cuobjdump"]
+    if nvcc := find_nvcc():
+        candidates += [Path(nvcc).resolve().parent / "cuobjdump", Path("/usr/local/cuda/bin/cuobjdump")]
+    return next((str(c) for c in candidates if c and Path(c).exists()), None)
+
+
+def device_images(library: Path) -> list[tuple[str, str]]:
+    """(kind, sm_XX) of every device image in the library's ``.nv_fatbin`` section, sorted,
+    e.g. [("elf", "sm_80"), ("ptx", "sm_80")]; each translation unit brings its own.
+    When cuobjdump is installed it must list the same."""
+    images = read_fatbin(library)
+    if cuobjdump := find_cuobjdump():
+        listing = run([cuobjdump, "--list-elf", "--list-ptx", library]).stdout
+        listed = sorted((line.split()[0].lower(), line.rsplit(".", 2)[-2]) for line in listing.splitlines()
+                        if line.startswith(("ELF file", "PTX file")))
+        assert listed == images, listing
+    return images
+
+
+def read_fatbin(library: Path) -> list[tuple[str, str]]:
+    """The images the ``.nv_fatbin`` section names: 8-byte aligned containers (magic
+    0xBA55ED50, header size, size) of entries (kind 1 PTX / 2 ELF, header size,
+    payload size, the architecture at offset 0x1C)."""
+    blob = elf_section(library, ".nv_fatbin")
+    images, pos = [], 0
+    while pos + 16 <= len(blob):
+        magic, _version, header_size, fat_size = struct.unpack_from("<IHHQ", blob, pos)
+        if magic != FATBIN_MAGIC:
+            pos += 8
+            continue
+        entry, end = pos + header_size, pos + header_size + fat_size
+        while entry + 0x20 <= end:
+            kind, _, entry_header, payload = struct.unpack_from("<HHIQ", blob, entry)
+            (arch,) = struct.unpack_from("<I", blob, entry + 0x1C)
+            images.append(({1: "ptx", 2: "elf"}.get(kind, str(kind)), f"sm_{arch}"))
+            entry += entry_header + payload
+        pos = (end + 7) // 8 * 8
+    return sorted(images)
+
+
+def elf_section(path: Path, name: str) -> bytes:
+    """The bytes of section ``name`` of a 64-bit little-endian ELF file; empty when it has none."""
+    data = path.read_bytes()
+    assert data[:6] == b"\x7fELF\x02\x01", "a 64-bit little-endian ELF file"
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names = headers[shstrndx][4]
+    for sh_name, _type, _flags, _addr, offset, size in headers:
+        start = names + sh_name
+        if data[start:data.index(b"\0", start)].decode() == name:
+            return data[offset:offset + size]
+    return b""

@@ -1,0 +1,48 @@
+"""Running commands, and the environment a build under test gets."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+# What would steer a build under test: buildkit's and CMake's options, the compilers'
+# flags, pip's configuration, an active venv or PYTHONPATH, a build timestamp, and the
+# test projects' own <PREFIX>_ variables.  A test sets the ones it means.  CUDACXX
+# stays: it is how a machine without nvcc on PATH tells the CUDA tests where it is.
+STEERING_PREFIXES = ("BUILD_", "USE_", "CMAKE_", "MAX_JOBS", "DEBUG", "REL_WITH_DEB_INFO", "VERBOSE", "PIP_",
+                     "BUILDKIT_", "VIRTUAL_ENV", "PYTHONPATH", "SOURCE_DATE_EPOCH", "MINIMAL_", "CUDA_MINIMAL_",
+                     "TENSORLET_")
+STEERING_NAMES = {"CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CUDAFLAGS"}
+
+
+def run(command, cwd=None, env=None, check=True, timeout: float | None = 900, **kwargs) -> subprocess.CompletedProcess:
+    """Run a command given as a list (paths welcome), capturing its output as text; with
+    ``check``, a failure raises with the whole output."""
+    result = subprocess.run([str(c) for c in command], cwd=cwd, env=env, text=True, capture_output=True,
+                            timeout=timeout, **kwargs)
+    if check and result.returncode != 0:
+        raise AssertionError(f"command failed ({result.returncode}): {command}\n--- stdout\n{result.stdout}"
+                             f"\n--- stderr\n{result.stderr}")
+    return result
+
+
+def steering_free_env(**overrides: str) -> dict[str, str]:
+    """This process's environment without the variables that would steer a build under
+    test, plus ``overrides``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(STEERING_PREFIXES) and k not in STEERING_NAMES}
+    env.update(overrides)
+    return env
+
+
+def clean_env(**overrides: str) -> dict[str, str]:
+    """steering_free_env for a hermetic build: no compiler cache found on PATH joins in
+    unless a test asks for one."""
+    return steering_free_env(**{"BUILDKIT_COMPILER_LAUNCHER": "none", **overrides})
+
+
+def setup_py(python: Path, project: Path, *args, env: dict[str, str] | None = None, check: bool = True,
+             **run_options) -> subprocess.CompletedProcess:
+    """`python setup.py ARGS` in ``project``, in ``env`` (clean_env() unless given)."""
+    return run([python, "setup.py", *args], cwd=project, env=clean_env() if env is None else env, check=check,
+               **run_options)

@@ -10,6 +10,7 @@ setuptools: the front ends turn its answers into their own calls.
 from __future__ import annotations
 
 import platform as _platform
+import re
 import sys
 import sysconfig
 from contextlib import contextmanager
@@ -25,7 +26,7 @@ from buildkit.builder.cmake_cache import CMakeCache
 from buildkit.builder.driver import CMakeDriver, DriverResult
 from buildkit.builder.install_step import read_install_manifest
 from buildkit.config.conditions import evaluate_condition
-from buildkit.config.modes import WheelMode
+from buildkit.config.modes import InstallPrefix, WheelMode
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
 from buildkit.errors import BuildkitError
@@ -38,6 +39,7 @@ from buildkit.package.layout import (
 )
 from buildkit.package.split import installed_library_prefix, mode_defines, write_native_loader
 from buildkit.package.version import ResolvedVersion, resolve_version, write_version_file
+from buildkit.package.wheel_root import skbuild_defines
 
 _UNREAD: Any = object()
 
@@ -73,11 +75,22 @@ class Project:
 
     @property
     def install_prefix(self) -> Path:
+        """The package's folder, or the package root in wheel-root mode (never for a library-only wheel)."""
+        if self.wheel_root_install:
+            return self.settings.package_root
         return self.settings.package_dir
+
+    @property
+    def wheel_root_install(self) -> bool:
+        return (self.settings.install_prefix is InstallPrefix.WHEEL_ROOT
+                and self.mode is not WheelMode.LIBRARY_ONLY)
 
     # ---------------------------------------------------------------- version
     @cached_property
     def resolved_version(self) -> ResolvedVersion:
+        if self.settings.static_version is not None:
+            # [project] version is written out: setuptools puts it in the metadata as it is.
+            return ResolvedVersion(self.settings.static_version, None, "[project] version")
         return resolve_version(self.root, build_version=self.options.build_version,
                                build_number=self.options.build_number,
                                version_file=self.settings.version_file,
@@ -144,7 +157,19 @@ class Project:
     def extra_defines(self) -> dict[str, str]:
         """What buildkit adds to every configure besides the forwarded variables."""
         return {"CMAKE_PROJECT_TOP_LEVEL_INCLUDES": str(cmake_dir() / "BuildkitTopLevel.cmake"),
-                **mode_defines(self.mode, self.library_prefix), **self.linker_script_defines()}
+                **mode_defines(self.mode, self.library_prefix), **self.linker_script_defines(),
+                **self.wheel_root_defines()}
+
+    def wheel_root_defines(self) -> dict[str, str]:
+        if not self.wheel_root_install:
+            return {}
+        public = self.resolved_version.version.split("+")[0]
+        # PEP 440's release segment leads the public version (the epoch aside); packaging's
+        # parser would cost the no-op develop an import.
+        leading = re.match(r"(?:\d+!)?(\d+(?:\.\d+)*)", public)
+        release = tuple(int(part) for part in leading.group(1).split(".")) if leading else (0,)
+        return skbuild_defines(project_name=self.settings.project_name, public_version=public, release=release,
+                               platlib=self.install_prefix, build_dir=self.build_dir)
 
     def prefix_path(self) -> list[str]:
         library = [str(self.library_prefix)] if self.library_prefix is not None else []

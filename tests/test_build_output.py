@@ -173,6 +173,23 @@ def test_run_step_logs_and_counts(tmp_path, capsys):
     assert len(progress) == 10  # a line every 10%, not one per step
 
 
+@pytest.mark.parametrize("body", [
+    'print("[1/3] Building C object a.o"); print("[2/3] Building C object b.o")',  # statuses at edge start
+    'print("[1/2] Re-running CMake..."); print("[1/3] Building C object a.o")',  # a regeneration restarts
+])
+def test_a_successful_build_ends_at_100_percent(tmp_path, capsys, body):
+    bo.run_step("build", script(tmp_path, body), build_dir=tmp_path)
+    progress = [line for line in capsys.readouterr().err.splitlines() if "compiling" in line]
+    assert progress[-1].endswith("100% (3/3)"), progress
+
+
+def test_a_failed_build_does_not_claim_100_percent(tmp_path, capsys):
+    with pytest.raises(BuildFailedError):
+        bo.run_step("build", script(tmp_path, 'print("[1/3] a.o"); print("error: boom"); raise SystemExit(1)'),
+                    build_dir=tmp_path)
+    assert "100%" not in capsys.readouterr().err
+
+
 def test_run_step_no_work_is_silent(tmp_path, capsys):
     result = bo.run_step("build", script(tmp_path, 'print("ninja: no work to do.")'), build_dir=tmp_path)
     assert result.no_work and result.steps == 0

@@ -8,6 +8,7 @@ import pytest
 
 from buildkit.builder.toolchain import find_compilers, version_at_least
 from buildkit.config.options import BuildOptions, load_options
+from buildkit.config.settings import load_settings
 from buildkit.errors import ToolchainError
 from buildkit.frontends.cli import doctor
 from buildkit.frontends.cli.doctor import Check, main, run_doctor
@@ -123,3 +124,18 @@ def test_main_reports_bad_options(project: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("MAX_JOBS", "lots")
     assert main([str(project)]) == 1
     assert "MAX_JOBS" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cmakelists, per_job", [
+    ("project(demo LANGUAGES C CXX)\n", "1024 MB per job"),
+    ("project(demo LANGUAGES CXX)\nenable_language(CUDA)\n", "3072 MB per job"),
+])
+def test_the_job_budget_follows_the_project_not_the_installed_nvcc(
+        project: Path, fake_bin: Path, cmakelists: str, per_job: str) -> None:
+    """An installed nvcc does not make a C-only project a CUDA one."""
+    nvcc = fake_bin / "nvcc"
+    nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.48'\n")
+    nvcc.chmod(0o755)
+    (project / "CMakeLists.txt").write_text(cmakelists)
+    check = by_name(run_doctor(load_settings(project), load_options(None)))["jobs / memory"]
+    assert check.path.endswith(per_job), check

@@ -24,7 +24,7 @@ from buildkit.config.options import option_keys
 from buildkit.config.settings import load_settings
 from buildkit.frontends.cli import init
 from buildkit_testing.cuda import find_nvcc
-from buildkit_testing.processes import clean_env, run, setup_py
+from buildkit_testing.processes import clean_env, run, setup_py, unboxed
 from buildkit_testing.venvs import overlay_venv, site_packages
 
 BUILDKIT = [sys.executable, "-m", "buildkit"]
@@ -136,7 +136,7 @@ def test_refuses_to_overwrite_unless_forced(tmp_path):
     other.mkdir()
     (other / "include").write_text("not a folder\n")
     blocked = scaffold(other, "--force", check=False)
-    assert blocked.returncode == 1 and "in the way" in blocked.stderr
+    assert blocked.returncode == 1 and "in the way" in unboxed(blocked.stderr)
     assert sorted(p.name for p in other.iterdir()) == ["include"]
 
 
@@ -145,7 +145,7 @@ def test_refuses_to_overwrite_unless_forced(tmp_path):
                                           ("2fast", "cannot be a project name"), ("my lib", "cannot be")])
 def test_unusable_names_are_refused(tmp_path, name, reason):
     result = scaffold(tmp_path / "x", "--name", name, check=False)
-    assert result.returncode == 1 and reason in result.stderr and "--name" in result.stderr
+    assert result.returncode == 1 and reason in unboxed(result.stderr) and "--name" in result.stderr
     assert not (tmp_path / "x").exists()
 
 

@@ -78,17 +78,19 @@ def warn(message: str) -> None:
 
 def boxed(title: str, message: str, style: str = "yellow") -> None:
     """A boxed recommendation or warning; a plain framed block without a terminal."""
-    if is_interactive():
-        from rich.panel import Panel  # rich: loaded only when printed (see _console)
+    # rich: loaded only when printed (see _console)
+    from rich import box
+    from rich.panel import Panel
+    from rich.text import Text
 
+    if is_interactive():
         console().print(Panel(message, title=title, border_style=style, expand=False))
         return
-    width = min(max(len(line) for line in message.splitlines() or [""]) + 4, 100)
-    bar = "+" + "-" * (width - 2) + "+"
-    lines = [bar, f"| {title}".ljust(width - 1) + "|", bar]
-    lines += [f"| {line}".ljust(width - 1) + "|" for line in message.splitlines()]
-    lines.append(bar)
-    console().print("\n".join(lines), markup=False, highlight=False)
+    # Plain logs: an ASCII frame at most 100 columns wide; rich wraps long lines
+    # (paths, hints) inside it instead of letting them run past the right edge.
+    longest = max((len(line) for line in message.splitlines()), default=0)
+    console().print(Panel(Text(message), title=title, title_align="left", box=box.ASCII, expand=False,
+                          width=min(max(longest, len(title)) + 4, 100)), soft_wrap=False)
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> "Table":

@@ -232,6 +232,8 @@ class _Display:
     def __init__(self, phase: str):
         self.phase = phase
         self.next_percent = 10
+        self.total = 0  # the last [n/N] total seen
+        self.shown = 0  # the last count printed
 
     def start(self) -> None:
         # The driver announces a configure with its reasons, and a no-op build stays silent.
@@ -241,10 +243,19 @@ class _Display:
     def line(self, text: str, done: int | None, total: int | None) -> None:
         if done is None or not total:
             return
+        self.total = total
         percent = done * 100 // total
         if percent >= self.next_percent or done == total:
             console.info(f"compiling: {percent:3d}% ({done}/{total})")
             self.next_percent = (percent // 10 + 1) * 10
+            self.shown = done
+
+    def succeeded(self) -> None:
+        """The step exited 0, so every edge ran: say 100% even when ninja's last status
+        line counted finished edges before the last one (``[2/3]``) or a CMake
+        re-run restarted its count."""
+        if self.total and self.shown != self.total:
+            console.info(f"compiling: 100% ({self.total}/{self.total})")
 
     def stop(self) -> None:
         pass
@@ -325,6 +336,8 @@ def run_step(phase: str, command: Sequence[str], *, build_dir: Path, verbose: bo
             result.returncode = _pump(command, cwd, env, log, display, result)
     finally:
         display.stop()
+    if result.returncode == 0:
+        display.succeeded()
     result.seconds = time.perf_counter() - started
     shutil.copyfile(log_path, logs / "last.log")
     if result.returncode != 0:

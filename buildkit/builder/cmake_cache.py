@@ -95,6 +95,22 @@ def is_cmake_notfound(value: str) -> bool:
     return value == "NOTFOUND" or value.endswith("-NOTFOUND")
 
 
+_CUDA_LANGUAGE = re.compile(r"\b(?:project|enable_language|check_language)\s*\([^)]*\bCUDA\b", re.I)
+
+
+def project_uses_cuda(cache: "CMakeCache | None", cmakelists: Path) -> bool:
+    """Whether the project compiles CUDA: its cache found a CUDA compiler (or has
+    USE_CUDA on); before any configure, whether its top-level CMakeLists.txt enables
+    the CUDA language.  An nvcc that is merely installed says nothing."""
+    if cache is not None:
+        compiler = cache.get_value("CMAKE_CUDA_COMPILER")
+        return bool(compiler and not is_cmake_notfound(compiler)) or ("USE_CUDA" in cache and cache.get_bool("USE_CUDA"))
+    try:
+        return _CUDA_LANGUAGE.search(cmakelists.read_text(encoding="utf-8", errors="replace")) is not None
+    except OSError:
+        return False
+
+
 def is_cmake_off(value: str) -> bool:
     """CMake's false constants (``cmValue::IsOff``): what makes ``if(<variable>)`` false."""
     return (value.isascii() and value.upper() in _OFF_WORDS) or is_cmake_notfound(value)

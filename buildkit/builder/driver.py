@@ -38,7 +38,13 @@ from buildkit._util.fileutil import write_json as _write_json
 from buildkit.builder import file_api, toolchain
 from buildkit.builder.build_lock import DEFAULT_TIMEOUT_S, lock_build_folder
 from buildkit.builder.build_output import StepResult, copy_if_changed, print_summary, run_step
-from buildkit.builder.cmake_cache import CacheTruncatedError, CMakeCache, CMakeCacheError, is_cmake_notfound
+from buildkit.builder.cmake_cache import (
+    CacheTruncatedError,
+    CMakeCache,
+    CMakeCacheError,
+    is_cmake_notfound,
+    project_uses_cuda,
+)
 from buildkit.builder.configure_state import (
     CACHE_COMPILERS,
     FINGERPRINT_FORMAT,
@@ -319,11 +325,8 @@ class CMakeDriver:
                                  cuda_job_memory_mb=self.settings.cuda_job_memory_mb)
 
     def _uses_cuda(self) -> bool:
-        cache = self.cache
-        if cache is None:
-            return False
-        compiler = cache.get_value("CMAKE_CUDA_COMPILER")
-        return bool(compiler and not is_cmake_notfound(compiler)) or ("USE_CUDA" in cache and cache.get_bool("USE_CUDA"))
+        # Before the first configure the job count is not needed; no cache, no CUDA.
+        return self.cache is not None and project_uses_cuda(self.cache, self.source_dir / "CMakeLists.txt")
 
     def build_command(self, jobs: int) -> list[str]:
         make = self._cached("CMAKE_MAKE_PROGRAM")

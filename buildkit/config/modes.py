@@ -9,3 +9,12 @@ class WheelMode(enum.Enum):
     FULL = "full"
     LIBRARY_ONLY = "library-only"
     PYTHON_ONLY = "python-only"
+
+
+class InstallPrefix(enum.Enum):
+    """Where ``cmake --install`` puts files: the package's folder (PyTorch's layout,
+    ``install(... DESTINATION lib)``) or the wheel's root (scikit-build-core's,
+    ``install(... DESTINATION <package>)``)."""
+
+    PACKAGE = "package"
+    WHEEL_ROOT = "wheel-root"

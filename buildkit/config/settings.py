@@ -18,7 +18,8 @@ from typing import Any, Mapping
 
 from buildkit.config.conditions import parse_condition
 from buildkit.config.globs import check_glob
-from buildkit.config.modes import WheelMode
+from buildkit.config.modes import InstallPrefix, WheelMode
+from buildkit.config.python_layout import PythonLayout, detect_layout
 from buildkit.config.schema import KeyDoc, describe, read_table, setting
 from buildkit.errors import ConfigError
 
@@ -142,11 +143,30 @@ class ProjectSettings:
     dynamic: frozenset[str] = frozenset()
     # The build-option keys of the table (build-type...), raw: load_options parses them.
     option_defaults: Mapping[str, Any] = field(default_factory=dict)
+    # [project] version when it is not dynamic: then it is the version, as written.
+    static_version: str | None = None
+    # [tool.setuptools], read for the layout when `packages` is not set.
+    setuptools_table: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    layout: PythonLayout = field(init=False)
 
     package: str = setting(
         "Import package that CMake installs into (`<package>/lib`, `include`, `share/cmake`). "
         "Default: the `[project]` name with `-` and `.` replaced by `_`.",
         kind="dotted module name", check=_is_dotted_name, default=None, derived=True)
+    packages: tuple[str, ...] = setting(
+        "Folders of the top-level import packages, relative to the project, e.g. `[\"src/pkg\"]` "
+        "(scikit-build-core's `wheel.packages`). Default: `[tool.setuptools]` `package-dir`/`packages`, else the "
+        "first of `src/<package>`, `python/<package>` and `<package>` that exists.", default=())
+    py_modules: tuple[str, ...] = setting(
+        "Top-level modules beside the packages (`pmod` for `src/pmod.py`), in the package root. "
+        "Default: `[tool.setuptools]` `py-modules`.", kind="list of module names",
+        check=lambda names: all(n.isidentifier() for n in names), default=())
+    install_prefix: InstallPrefix = setting(
+        "Where `cmake --install` puts files: `package` (the package's folder, PyTorch's layout: "
+        "`install(TARGETS t DESTINATION lib)`) or `wheel-root` (the package root, scikit-build-core's layout: "
+        "`install(TARGETS m DESTINATION <package>)`, `DESTINATION .` for a top-level module; buildkit then "
+        "defines scikit-build-core's `SKBUILD_*` variables). Default: `package` when the package folder exists, "
+        "else `wheel-root`. Library-only wheels always use `package`.", default=None, derived=True)
     cmake_source_dir: str = setting("Folder holding the top-level `CMakeLists.txt`, relative to the project.",
                                     default=".")
     build_dir: Path = setting("The kept CMake build folder, relative to the project.",
@@ -215,10 +235,22 @@ class ProjectSettings:
         if self.library_distribution is None:
             object.__setattr__(self, "library_distribution", "lib" + self.project_name.replace("_", "-"))
         object.__setattr__(self, "build_dir", (self.root / self.build_dir).resolve())
+        object.__setattr__(self, "layout", detect_layout(self.root, self.package, packages=self.packages,
+                                                         py_modules=self.py_modules,
+                                                         setuptools_table=self.setuptools_table))
+        if self.install_prefix is None:
+            has_folder = self.package.split(".")[0] in self.layout.package_folders
+            object.__setattr__(self, "install_prefix",
+                               InstallPrefix.PACKAGE if has_folder else InstallPrefix.WHEEL_ROOT)
 
     @property
     def package_dir(self) -> Path:
-        return self.root / Path(*self.package.split("."))
+        return self.root / self.layout.folder_of(self.package)
+
+    @property
+    def package_root(self) -> Path:
+        """The folder holding the top-level packages and modules (the project, `src/`...)."""
+        return self.root / self.layout.package_root
 
     @property
     def source_dir(self) -> Path:
@@ -260,12 +292,25 @@ def load_settings(root: Path | str, option_keys: frozenset[str] = frozenset()) -
     if not isinstance(table, dict):
         raise ConfigError(f"{_TITLE} in {path} must be a table, not {table!r}.",
                           "Write it as `[tool.buildkit]` followed by keys.")
-    try:
-        values = read_table(ProjectSettings, table, (_TITLE,), also_known=option_keys)
+    dynamic = project.get("dynamic", [])
+    setuptools_table = data.get("tool", {}).get("setuptools", {})
+    try:  # the keys, then the layout they and [tool.setuptools] describe
+        return ProjectSettings(root=root, project_name=name,
+                               **read_table(ProjectSettings, table, (_TITLE,), also_known=option_keys),
+                               setuptools_table=setuptools_table if isinstance(setuptools_table, dict) else {},
+                               option_defaults={k: v for k, v in table.items() if k in option_keys},
+                               dynamic=frozenset(dynamic if isinstance(dynamic, list) else []),
+                               static_version=_static_version(project, path))
     except ConfigError as error:
         raise ConfigError(error.message, f"{error.hint} It is read from {path}; docs/configuration.md lists "
                                          "every key.") from None
-    dynamic = project.get("dynamic", [])
-    return ProjectSettings(root=root, project_name=name, **values,
-                           option_defaults={k: v for k, v in table.items() if k in option_keys},
-                           dynamic=frozenset(dynamic if isinstance(dynamic, list) else []))
+
+
+def _static_version(project: Mapping[str, Any], path: Path) -> str | None:
+    if "version" in project.get("dynamic", []) or "version" not in project:
+        return None
+    version = project["version"]
+    if not isinstance(version, str):
+        raise ConfigError(f"[project] version in {path} must be a string, not {version!r}.",
+                          "Write it as `version = \"1.2.3\"`, or list \"version\" in `dynamic` for buildkit to supply it.")
+    return version

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 from buildkit._util.fileutil import read_json, write_json
+from buildkit.builder.install_step import INSTALL_MANIFEST
 from buildkit.frontends.editable import find_installed, site_packages
 from buildkit.package.layout import installed_module_path
 from buildkit.project import Project
@@ -58,6 +59,9 @@ def inputs_fingerprint(project: Project, register: bool) -> str:
         digest.update(f"{source}:{path.stat().st_mtime_ns if path.exists() else 0}".encode())
     cache = project.build_dir / "CMakeCache.txt"
     digest.update(f"cache:{cache.stat().st_mtime_ns if cache.exists() else 0}".encode())
+    # What CMake installed decides the registered top-level names in wheel-root mode.
+    manifest = project.build_dir / INSTALL_MANIFEST
+    digest.update(manifest.read_bytes() if manifest.is_file() else b"-")
     digest.update(f"{sys.prefix}|{register}|{project.options.wheel_mode.value}".encode())
     digest.update(project.version.encode())
     return digest.hexdigest()
@@ -77,7 +81,7 @@ def is_current(project: Project, register: bool) -> bool:
 
 def record(project: Project, register: bool) -> None:
     stub = project.settings.extension
-    outputs = [installed_module_path(project.root, stub.name)] if stub else []
+    outputs = [installed_module_path(project.settings.package_root, stub.name)] if stub else []
     if register:
         normalized = re.sub(r"[-_.]+", "_", project.settings.project_name).lower()
         outputs.append(find_installed(normalized, site_packages()))

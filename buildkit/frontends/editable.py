@@ -25,6 +25,7 @@ from pathlib import Path
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_atomic
+from buildkit._util.resources import templates_dir
 
 MARKER = "buildkit_editable.json"
 INSTALLER = "buildkit"
@@ -40,11 +41,13 @@ class EditableSpec:
     console_scripts: tuple[str, ...]  # "name = module:attr"
     root: Path
     top_level: tuple[str, ...]
+    # Top-level name -> ("package", its folder) or ("module", the folder holding it).
+    locations: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def fingerprint(self) -> str:
         payload = json.dumps([self.name, self.version, self.metadata, self.console_scripts, str(self.root),
-                              self.top_level, sys.prefix])
+                              self.top_level, self.locations, sys.prefix])
         return hashlib.sha256(payload.encode()).hexdigest()
 
     @property
@@ -56,9 +59,26 @@ def spec_from_distribution(distribution, root: Path) -> EditableSpec:
     buffer = io.StringIO()
     distribution.metadata.write_pkg_file(buffer)
     scripts = tuple((distribution.entry_points or {}).get("console_scripts", []))
-    top_level = tuple(sorted({p.split(".")[0] for p in distribution.packages or []}))
+    locations = top_level_locations(root.resolve(), distribution.package_dir or {}, distribution.packages or [],
+                                    distribution.py_modules or [], [e.name for e in distribution.ext_modules or []])
     return EditableSpec(distribution.get_name(), distribution.get_version(), buffer.getvalue(),
-                        scripts, root.resolve(), top_level)
+                        scripts, root.resolve(), tuple(sorted({name for name, _, _ in locations})), locations)
+
+
+def top_level_locations(root: Path, package_dir: dict[str, str], packages: list[str], py_modules: list[str],
+                        ext_modules: list[str]) -> tuple[tuple[str, str, str], ...]:
+    """Where each top-level package and module of the distribution lives.
+
+    Only these names are importable through the registration: the project folder
+    itself is not put on ``sys.path``, so its ``setup.py`` or ``tests`` stay out of reach.
+    """
+    package_root = root / package_dir.get("", ".")
+    found = {}
+    for top in dict.fromkeys(p.split(".")[0] for p in packages):
+        found[top] = ("package", str((root / package_dir[top]) if top in package_dir else package_root / top))
+    for module in [*py_modules, *(e for e in ext_modules if "." not in e)]:
+        found.setdefault(module, ("module", str(package_root)))
+    return tuple((name, kind, where) for name, (kind, where) in sorted(found.items()))
 
 
 def site_packages() -> Path:
@@ -109,12 +129,22 @@ def register(spec: EditableSpec, site: Path | None = None, bin_dir: Path | None 
     }
     for name, text in files.items():
         written.append(_write(info / name, text))
-    written.append(_write(site / f"__editable__.{spec.normalized}.pth", f"{spec.root}\n"))
+    finder = f"__editable___{spec.normalized}_finder"
+    written.append(_write(site / f"{finder}.py", finder_module(spec)))
+    written.append(_write(site / f"__editable__.{spec.normalized}.pth", f"import {finder}; {finder}.install()\n"))
     for entry in spec.console_scripts:
         written.append(_write_script(bin_dir, entry))
     _write_record(info, site, written)
     console.info(f"registered editable install of {spec.name} {spec.version} -> {spec.root}")
     return True
+
+
+def finder_module(spec: EditableSpec) -> str:
+    """The import hook that maps the registered top-level names to the project's folders."""
+    locations = {name: (kind, where) for name, kind, where in spec.locations}
+    return ((templates_dir() / "editable_finder.py.in").read_text(encoding="utf-8")
+            .replace("@NAME@", spec.name).replace("@ROOT@", str(spec.root))
+            .replace("@LOCATIONS@", repr(locations)))
 
 
 def _remove_existing(info: Path, name: str, site: Path) -> None:

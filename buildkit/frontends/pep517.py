@@ -9,14 +9,30 @@ CMake configuration and must come from the built wheel itself.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping
 
-from setuptools import build_meta as _setuptools
+from setuptools import build_meta as _setuptools_hooks
 
 from buildkit.config.options import config_settings_scope
+from buildkit.frontends.setuptools.flow import setup as buildkit_setup
 
 # Keys setuptools understands itself; everything else is buildkit's.
 SETUPTOOLS_KEYS = frozenset({"--build-option", "--global-option", "editable_mode", "editable-mode"})
+
+
+class _Backend(_setuptools_hooks._BuildMetaBackend):
+    """setuptools' backend, except that a project without ``setup.py`` (configured in
+    ``pyproject.toml`` alone, as a scikit-build-core project is) runs ``buildkit.setup()``,
+    where setuptools would run its own ``setup()`` and never build the CMake part."""
+
+    def run_setup(self, setup_script: str = "setup.py") -> None:
+        if os.path.exists(setup_script):
+            return super().run_setup(setup_script)
+        buildkit_setup()
+
+
+_setuptools = _Backend()
 
 
 def _split(config_settings: Mapping[str, Any] | None) -> tuple[dict | None, dict]:

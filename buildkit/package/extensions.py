@@ -25,13 +25,13 @@ class CMakeBuiltExtension(Extension):
         super().__init__(name, sources=[])
 
 
-def stub_extension(stub: StubExtension | None, *, root: Path, package_dir: Path, build_type: str,
-                   osx: OsxTarget | None) -> Extension | None:
+def stub_extension(stub: StubExtension | None, *, root: Path, package_root: Path, package_dir: Path,
+                   build_type: str, osx: OsxTarget | None) -> Extension | None:
     """The thin ``_C`` stub of ``[tool.buildkit.extension]``, linked to the CMake-built libraries."""
     if stub is None:
         return None
     lib_dir = package_dir / stub.rpath
-    ext_dir = root.joinpath(*stub.name.split(".")[:-1])
+    ext_dir = package_root.joinpath(*stub.name.split(".")[:-1])
     flags = extension_flags(build_type, rpath_dirs=(), osx=osx or OsxTarget())
     rpath = os.path.relpath(lib_dir, ext_dir)
     return Extension(

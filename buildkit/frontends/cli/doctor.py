@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from buildkit._util import console
+from buildkit.builder.cmake_cache import CMakeCache, project_uses_cuda
 from buildkit.builder.cuda_arch import architecture_numbers, minimum_arch_for_cuda, normalize_cuda_architectures
 from buildkit.builder.jobs import available_memory_mb, default_job_count, memory_warning
 from buildkit.builder.toolchain import (
@@ -78,8 +79,20 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
         checks += _check_nvcc(compilers.nvcc, cuda_wanted)
         checks.append(_check_architectures(options, compilers.nvcc, gpu_present))
     checks.append(_check_launcher(options, cache_path))
-    checks.append(_check_memory(settings, options, cuda=bool(cuda_wanted or compilers.nvcc)))
+    # The per-job budget follows what the project compiles, not what is installed.
+    uses_cuda = cuda_wanted if cuda_wanted is not None else _project_uses_cuda(settings)
+    checks.append(_check_memory(settings, options, cuda=uses_cuda))
     return checks
+
+
+def _project_uses_cuda(settings: ProjectSettings | None) -> bool:
+    if settings is None:
+        return False
+    try:
+        cache = CMakeCache.read_if_exists(settings.build_dir / "CMakeCache.txt")
+    except BuildkitError:  # a damaged cache: the build will say so; judge by CMakeLists.txt
+        cache = None
+    return project_uses_cuda(cache, settings.source_dir / "CMakeLists.txt")
 
 
 def _bool_or_none(value: str | None) -> bool | None:

@@ -21,6 +21,7 @@ from buildkit.frontends.setuptools.distribution import BuildkitDistribution
 from buildkit.package.extensions import CMakeBuiltExtension, stub_extension
 from buildkit.package.layout import library_only_layout, mode_ext_modules, mode_packages
 from buildkit.package.split import library_package
+from buildkit.package.wheel_root import installed_extension_modules, wheel_dirs_keywords
 from buildkit.project import Project
 
 # setup() keyword -> the [project] field it fills; setuptools rejects (or ignores with a
@@ -63,11 +64,16 @@ def call_setuptools(project: Project, overrides: dict[str, Any]):
 
 def extensions(project: Project) -> list[setuptools.Extension]:
     """Step 6: the ``_C`` stub and the CMake-built extension modules, for this mode."""
-    stub = stub_extension(project.settings.extension, root=project.root,
+    stub = stub_extension(project.settings.extension, root=project.root, package_root=project.settings.package_root,
                           package_dir=project.settings.package_dir, build_type=project.build_type,
                           osx=_osx_target(project))
-    built = [CMakeBuiltExtension(module.name) for module in project.settings.cmake_extensions
-             if project.condition(module.when)]
+    names = [module.name for module in project.settings.cmake_extensions if project.condition(module.when)]
+    if project.wheel_root_install:  # every extension module CMake installed is the wheel's
+        declared = {module.name for module in project.settings.cmake_extensions} | {stub.name if stub else ""}
+        names += [name for name in installed_extension_modules(project.install_manifest,
+                                                               project.settings.package_root)
+                  if name not in declared]
+    built = [CMakeBuiltExtension(name) for name in names]
     return mode_ext_modules(([stub] if stub else []) + built, project.mode)
 
 
@@ -81,20 +87,37 @@ def _osx_target(project: Project) -> OsxTarget | None:
 
 
 def packages(project: Project) -> list[str]:
+    """The layout's top-level packages (and the main one, once the CMake install has made
+    its folder) with their subpackages, less the optional ones switched off."""
+    layout = project.settings.layout
     left_out = [item.package for item in project.settings.optional_packages if not project.condition(item.when)]
-    top = project.settings.package.split(".")[0]
-    found = [p for p in find_packages(str(project.root), include=[top, f"{top}.*"])
-             if not any(p == o or p.startswith(o + ".") for o in left_out)]
-    return list(mode_packages(found, project.settings.package, project.mode))
+    tops = dict.fromkeys([*layout.top_level_packages, project.settings.package.split(".")[0]])
+    found = []
+    for top in tops:
+        folder = project.root / layout.folder_of(top)
+        if folder.is_dir():
+            # A top-level folder without __init__.py is a namespace package; below it,
+            # only real packages count (lib/ and include/ hold data, not modules).
+            found += [top, *(f"{top}.{sub}" for sub in find_packages(str(folder)))]
+    kept = [p for p in found if not any(p == o or p.startswith(o + ".") for o in left_out)]
+    return list(mode_packages(kept, project.settings.package, project.mode))
 
 
 def wheel_layout(project: Project) -> dict[str, Any]:
     """Step 8: packages, package_dir and package_data for setuptools, for this wheel mode."""
-    files = project.package_files()
+    # Before the first build (a metadata-only step) a folder CMake creates is not there yet.
+    files = project.package_files() if project.settings.package_dir.is_dir() else []
     if project.mode is WheelMode.LIBRARY_ONLY:
         layout = library_only_layout(files, project.settings.package_dir, project.build_dir / "library-wheel",
                                      library_package(project.settings.library_distribution))
         # setuptools insists on package_dir paths relative to setup.py's folder.
         package_dir = {k: os.path.relpath(v, project.root) for k, v in layout.package_dir.items()}
         return {"packages": layout.packages, "package_dir": package_dir, "package_data": layout.package_data}
-    return {"packages": packages(project), "package_data": {project.settings.package: files}}
+    layout = {"packages": packages(project), "package_data": {project.settings.package: files},
+              "py_modules": list(project.settings.layout.py_modules)}
+    package_dir = project.settings.layout.setuptools_package_dir()
+    if package_dir:
+        layout["package_dir"] = package_dir
+    if project.wheel_root_install:
+        layout.update(wheel_dirs_keywords(project.install_manifest, project.build_dir, project.root))
+    return layout

@@ -46,3 +46,17 @@ def setup_py(python: Path, project: Path, *args, env: dict[str, str] | None = No
     """`python setup.py ARGS` in ``project``, in ``env`` (clean_env() unless given)."""
     return run([python, "setup.py", *args], cwd=project, env=clean_env() if env is None else env, check=check,
                **run_options)
+
+
+def unboxed(output: str) -> str:
+    """Output with buildkit's plain boxes (ASCII frames, text wrapped to fit) turned back
+    into running text, so a test can look for a phrase wherever the wrap fell."""
+    words = []
+    for line in output.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("+-") and stripped.endswith("+"):
+            continue
+        if stripped.startswith("|") and stripped.endswith("|"):
+            stripped = stripped[1:-1].strip()
+        words.append(stripped)
+    return " ".join(" ".join(words).split())

@@ -1,0 +1,1 @@
+"""Tests of the package; not part of it, and not importable after an editable install."""

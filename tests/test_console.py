@@ -1,0 +1,26 @@
+"""Plain (CI) output: boxed messages fit their box, however long their lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from buildkit._util import console
+from buildkit_testing.processes import unboxed
+
+LONG_HINT = ("buildkit reads the project's name from [project] and its build settings from [tool.buildkit]; "
+             "run `buildkit init` to create one, or point buildkit at the project folder /" + "x" * 120 + ".")
+
+
+@pytest.mark.parametrize("message", ["short", LONG_HINT, f"first line\n\n{LONG_HINT}\nlast line"])
+def test_a_plain_box_fits_its_frame(message: str, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CI", "true")
+    console._console.cache_clear()  # the console reads the environment once
+    console.boxed("buildkit error", message)
+    lines = capsys.readouterr().err.splitlines()
+    widths = {len(line) for line in lines}
+    assert len(widths) == 1 and widths.pop() <= 100, lines
+    assert lines[0].startswith("+") and all(line.startswith("|") and line.endswith("|") for line in lines[1:-1])
+    # Nothing lost to the wrap (a token longer than the box is folded, hence no spaces).
+    assert unboxed("\n".join(lines)).replace(" ", "") == "".join(message.split())
+    assert "buildkit error" in lines[0]

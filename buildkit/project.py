@@ -38,6 +38,7 @@ from buildkit.package.layout import (
     rules_from_config,
 )
 from buildkit.package.split import installed_library_prefix, mode_defines, write_native_loader
+from buildkit.package.staging import source_files, staging_root, sync_sources
 from buildkit.package.version import ResolvedVersion, resolve_version, write_version_file
 from buildkit.package.wheel_root import skbuild_defines
 
@@ -50,6 +51,9 @@ class Project:
 
     settings: ProjectSettings
     options: BuildOptions
+    # A wheel build (not develop, not editable): CMake installs into a staging copy of
+    # the package tree under the build folder, and the wheel is packaged from there.
+    staged: bool = False
     _result: DriverResult | None = field(default=None, init=False, repr=False)
     _cache: CMakeCache | None = field(default=_UNREAD, init=False, repr=False)
     _holding_lock: bool = field(default=False, init=False, repr=False)
@@ -75,10 +79,34 @@ class Project:
 
     @property
     def install_prefix(self) -> Path:
-        """The package's folder, or the package root in wheel-root mode (never for a library-only wheel)."""
-        if self.wheel_root_install:
-            return self.settings.package_root
-        return self.settings.package_dir
+        """The package's folder, or the package root in wheel-root mode (never for a library-only
+        wheel): in the staging tree for a wheel build, in the project otherwise."""
+        return self._prefix_under(self.tree_root)
+
+    @property
+    def configured_prefix(self) -> Path:
+        """CMAKE_INSTALL_PREFIX of the configure: always the project's own, so that develop and
+        wheel builds share one configured build folder."""
+        return self._prefix_under(self.root)
+
+    def _prefix_under(self, tree: Path) -> Path:
+        layout = self.settings.layout
+        return tree / (layout.package_root if self.wheel_root_install else layout.folder_of(self.settings.package))
+
+    @property
+    def tree_root(self) -> Path:
+        """Where the built package tree is: the project, or a wheel build's staging tree."""
+        return staging_root(self.build_dir) if self.staged else self.root
+
+    @property
+    def package_dir(self) -> Path:
+        """The built package's folder (in the staging tree for a wheel build)."""
+        return self.tree_root / self.settings.layout.folder_of(self.settings.package)
+
+    @property
+    def package_root(self) -> Path:
+        """The folder of the built top-level packages and modules (in the staging tree for a wheel build)."""
+        return self.tree_root / self.settings.layout.package_root
 
     @property
     def wheel_root_install(self) -> bool:
@@ -109,11 +137,11 @@ class Project:
 
     def write_generated_files(self) -> bool:
         """``<package>/version.py`` and ``_native.py``, each rewritten only when its content changes."""
-        if self.mode is WheelMode.LIBRARY_ONLY or not self.settings.package_dir.is_dir():
+        if self.mode is WheelMode.LIBRARY_ONLY or not self.package_dir.is_dir():
             return False
-        changed = write_version_file(self.settings.package_dir, self.resolved_version,
+        changed = write_version_file(self.package_dir, self.resolved_version,
                                      extra={"build_type": self.build_type})
-        loader = write_native_loader(self.settings.package_dir, package=self.settings.package,
+        loader = write_native_loader(self.package_dir, package=self.settings.package,
                                      library_distribution=self.settings.library_distribution,
                                      version=self.version, preload=self.settings.preload_libraries)
         return loader or changed
@@ -177,6 +205,7 @@ class Project:
 
     def driver(self) -> CMakeDriver:
         return CMakeDriver(self.settings, self.options, install_prefix=self.install_prefix,
+                           configured_prefix=self.configured_prefix,
                            extra_defines=self.extra_defines(), prefix_path=self.prefix_path())
 
     # ------------------------------------------------------------------ build
@@ -196,12 +225,19 @@ class Project:
         """Configure if needed, build, install into the package tree: once per Project."""
         if self._result is None:
             if self._holding_lock:
-                self._result = self.driver().run(lock_held=True)
+                self._result = self._run_build()
             else:
                 with self.locked():
-                    self._result = self.driver().run(lock_held=True)
+                    self._result = self._run_build()
             self._cache = _UNREAD  # the configure may have changed it
         return self._result
+
+    def _run_build(self) -> DriverResult:
+        if self.staged:  # the Python sources first: what CMake installs goes on top
+            develop_outputs = read_install_manifest(self.build_dir, self.configured_prefix)
+            sync_sources(source_files(self.root, self.settings.layout, develop_outputs), self.tree_root,
+                         read_install_manifest(self.build_dir, self.install_prefix))
+        return self.driver().run(lock_held=True)
 
     @property
     def built(self) -> bool:
@@ -218,6 +254,12 @@ class Project:
 
     @property
     def install_manifest(self) -> list[Path]:
+        """What this command's install (into the package tree, or the staging tree) wrote."""
+        return read_install_manifest(self.build_dir, self.install_prefix)
+
+    @property
+    def every_installed_file(self) -> list[Path]:
+        """What any install from this build folder wrote (the source tree's and staging's)."""
         return read_install_manifest(self.build_dir)
 
     # ----------------------------------------------------------- package data
@@ -226,7 +268,7 @@ class Project:
         own_rules = rules_from_config(self.settings.package_data)
         rules = (*default_rules(codegen_package=self.settings.codegen_package, package=self.settings.package),
                  *own_rules)
-        result = collect_package_data(self.settings.package_dir, rules, self.mode, self.cache)
+        result = collect_package_data(self.package_dir, rules, self.mode, self.cache)
         if self.built:
             # The defaults cover what a PyTorch-style tree may hold; only the project's own
             # rules are expected to match something.

@@ -176,7 +176,12 @@ def test_pip_install_build_and_sdist_in_a_fresh_venv(bare_venv, wheelhouse, neut
     assert "minimal/lib/libminimal.so" in names and any(n.startswith("minimal/_C.") for n in names)
     assert unpack_and_probe(wheel, tmp_path / "unpacked", neutral_cwd)["version"] == version
 
-    # The in-place build above left outputs in the project: the sdist must hold none of them.
+    # Both wheel builds staged under build/: the source tree is as it was checked out.
+    assert git(project, "status", "--porcelain", "--ignored").splitlines() == ["?? build/"]
+
+    # An in-place build leaves outputs in the project: the sdist must hold none of them.
+    run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=project,
+        env=venv_env(Path(sys.executable), wheelhouse))
     assert (project / "minimal" / "lib" / "libminimal.so").is_file()
     run([*build, "--sdist", project], env=venv_env(Path(sys.executable), wheelhouse))
     (sdist,) = dist.glob("*.tar.gz")

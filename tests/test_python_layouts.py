@@ -18,6 +18,7 @@ import pytest
 from buildkit.config.python_layout import PythonLayout, detect_layout
 from buildkit.config.settings import load_settings
 from buildkit_testing.artifacts import only_wheel
+from buildkit_testing.git import commit_all, git
 from buildkit_testing.processes import clean_env, run
 from buildkit_testing.projects import write_files
 from buildkit_testing.venvs import make_venv, venv_env
@@ -111,9 +112,15 @@ def test_src_layout_develops_in_place_and_exposes_only_its_modules(
 def test_src_layout_wheel_holds_what_it_imports(test_package: Callable[..., Path], overlay_python: Path,
                                                 tmp_path: Path) -> None:
     project = test_package("src_layout")
+    commit_all(project)
     run([overlay_python, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", tmp_path / "dist",
          project], env=clean_env())
+    run([overlay_python, "-m", "build", "--wheel", "--no-isolation", "--outdir", tmp_path / "dist2", project],
+        env=clean_env())
+    # Wheel builds stage under build/: no .so, generated file or compile_commands.json in the tree.
+    assert git(project, "status", "--porcelain", "--ignored").splitlines() == ["?? build/"]
     wheel = only_wheel(tmp_path / "dist")
+    assert set(zipfile.ZipFile(wheel).namelist()) == set(zipfile.ZipFile(only_wheel(tmp_path / "dist2")).namelist())
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"pmod.py", "srcpkg/__init__.py"} <= names
     assert any(n.startswith("srcpkg/_core.") for n in names) and any(n.startswith("topmod.") for n in names)

@@ -84,11 +84,16 @@ class DriverResult:
 
 class CMakeDriver:
     def __init__(self, settings: ProjectSettings, options: BuildOptions, *, install_prefix: Path,
-                 extra_defines: Mapping[str, str] = {}, prefix_path: Sequence[str | Path] = (),
-                 build_dir: Path | None = None, lock_timeout: float = DEFAULT_TIMEOUT_S):
+                 configured_prefix: Path | None = None, extra_defines: Mapping[str, str] = {},
+                 prefix_path: Sequence[str | Path] = (), build_dir: Path | None = None,
+                 lock_timeout: float = DEFAULT_TIMEOUT_S):
         self.settings = settings
         self.options = options
+        # Where this run installs, and the CMAKE_INSTALL_PREFIX of the configure: a wheel
+        # build installs into a staging folder with `cmake --install --prefix`, so that
+        # switching between develop and wheel builds never reconfigures.
         self.install_prefix = Path(install_prefix).absolute()
+        self.configured_prefix = Path(configured_prefix or install_prefix).absolute()
         self.extra_defines = dict(extra_defines)
         self.prefix_path = [str(p) for p in prefix_path]
         self.build_dir = Path(build_dir or settings.build_dir).absolute()
@@ -186,7 +191,7 @@ class CMakeDriver:
             "source folder": str(self.source_dir),
             "generator": o.cmake_generator,
             "build type": build_type,
-            "install prefix": str(self.install_prefix),
+            "install prefix": str(self.configured_prefix),
             "CMAKE_PREFIX_PATH": merged_prefix_path(o, self.prefix_path),
             "compiler launcher": self._launcher(),
             "CUDA architectures": self._cuda_architectures(),
@@ -230,7 +235,7 @@ class CMakeDriver:
             command += ["-G", o.cmake_generator]
         if forget_python:
             command += [f"-U{pattern}" for pattern in PYTHON_CACHE_PATTERNS]
-        defines = {"CMAKE_BUILD_TYPE": build_type, "CMAKE_INSTALL_PREFIX": str(self.install_prefix),
+        defines = {"CMAKE_BUILD_TYPE": build_type, "CMAKE_INSTALL_PREFIX": str(self.configured_prefix),
                    "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
                    "Python_EXECUTABLE": sys.executable, "Python3_EXECUTABLE": sys.executable}
         if tools.ninja is not None and self._uses_ninja():
@@ -353,7 +358,10 @@ class CMakeDriver:
                                   verbose=self.options.verbose)
 
     def sync_compile_commands(self) -> bool:
-        """Copy compile_commands.json to the project root when its content changed."""
+        """Copy compile_commands.json to the project root when its content changed (not for
+        a wheel build, which leaves the source tree as it was)."""
+        if self.install_prefix != self.configured_prefix:
+            return False
         return copy_if_changed(self.build_dir / "compile_commands.json", self.settings.root / "compile_commands.json",
                                self.state_dir / "compile_commands.stamp")
 

@@ -6,11 +6,12 @@ A no-op rebuild must rewrite no installed file (IDEs, editable installs and
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 from buildkit._util import console
-from buildkit._util.fileutil import mtime_ns
+from buildkit._util.fileutil import mtime_ns, write_atomic
 from buildkit.builder import file_api
 from buildkit.builder.build_output import StepResult, log_dir, run_step
 
@@ -18,17 +19,36 @@ STATE = ".buildkit"
 INSTALL_MANIFEST = "install_manifest.txt"
 
 
-def read_install_manifest(build_dir: Path) -> list[Path]:
-    """The files CMake's last install wrote (``<build_dir>/install_manifest.txt``)."""
+def _prefix_key(prefix: Path) -> str:
+    return hashlib.sha256(str(Path(prefix).absolute()).encode()).hexdigest()[:12]
+
+
+def _read_lines(path: Path) -> list[Path]:
     try:
-        text = (build_dir / INSTALL_MANIFEST).read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError):
         return []
     return [Path(line) for line in text.splitlines() if line.strip()]
 
 
+def read_install_manifest(build_dir: Path, prefix: Path | None = None) -> list[Path]:
+    """The files the last install into ``prefix`` wrote; without ``prefix``, the files of
+    every prefix this build folder installed into (the package tree, a wheel's staging
+    folder).  CMake's own ``install_manifest.txt`` only holds the last install."""
+    state = Path(build_dir) / STATE
+    if prefix is not None:
+        return _read_lines(state / f"manifest-{_prefix_key(prefix)}.txt")
+    found = dict.fromkeys(_read_lines(Path(build_dir) / INSTALL_MANIFEST))
+    for copy in sorted(state.glob("manifest-*.txt")) if state.is_dir() else ():
+        found.update(dict.fromkeys(_read_lines(copy)))
+    return list(found)
+
+
 class PackageTreeInstall:
-    """``cmake --install`` for one build folder, with a stamp of the last finished install."""
+    """``cmake --install`` of one build folder into one prefix, with a stamp of the last
+    finished install there.  One build folder may install into several prefixes (the
+    package tree for develop, a staging folder for a wheel): each keeps its own stamp
+    and manifest, so switching between them never takes one for the other."""
 
     def __init__(self, build_dir: Path, install_prefix: Path, cmake: Path, build_type: str, *, verbose: bool = False):
         self.build_dir = Path(build_dir)
@@ -36,7 +56,9 @@ class PackageTreeInstall:
         self.cmake = cmake
         self.build_type = build_type
         self.verbose = verbose
-        self.stamp = self.build_dir / STATE / "installed"
+        key = _prefix_key(self.install_prefix)
+        self.stamp = self.build_dir / STATE / f"installed-{key}"
+        self.manifest_copy = self.build_dir / STATE / f"manifest-{key}.txt"
 
     def install(self, build: StepResult | None = None) -> StepResult | None:
         """Install; None when skipped because the build did nothing and the install is current."""
@@ -46,15 +68,18 @@ class PackageTreeInstall:
         unfinished = last_install is None and (log_dir(self.build_dir) / "install.log").exists()
         previous = self.manifest()
         self.stamp.unlink(missing_ok=True)
-        command = [str(self.cmake), "--install", str(self.build_dir), "--config", self.build_type]
+        command = [str(self.cmake), "--install", str(self.build_dir), "--config", self.build_type,
+                   "--prefix", str(self.install_prefix)]
         result = run_step("install", command, build_dir=self.build_dir, verbose=self.verbose,
                           env=install_environment(build, last_install, unfinished))
+        written = self.build_dir / INSTALL_MANIFEST
+        write_atomic(self.manifest_copy, written.read_bytes() if written.is_file() else b"")
         self.prune_stale(previous - self.manifest())
         self.stamp.touch()
         return result
 
     def manifest(self) -> set[str]:
-        return {str(path) for path in read_install_manifest(self.build_dir)}
+        return {str(path) for path in read_install_manifest(self.build_dir, self.install_prefix)}
 
     def prune_stale(self, stale: set[str]) -> None:
         """Remove what an earlier install put into the package tree and this one no longer

@@ -29,6 +29,10 @@ BUILDING_COMMANDS = frozenset({
     "build", "build_ext", "build_clib", "develop", "install", "bdist_wheel", "bdist",
     "bdist_egg", "editable_wheel", "bdist_rpm", "bdist_dumb",
 })
+# Commands that make a wheel (or install one): they build into the staging tree and
+# leave the source tree as it was; develop and editable builds install in place.
+WHEEL_COMMANDS = frozenset({"bdist_wheel", "bdist", "bdist_egg", "bdist_rpm", "bdist_dumb", "build", "install"})
+IN_PLACE_ARGUMENTS = frozenset({"develop", "editable_wheel", "--inplace", "-i"})
 HELP_FLAGS = frozenset({"-h", "--help", "--help-commands", "--name", "--version", "--fullname",
                         "--author", "--url", "--license", "--description", "--long-description",
                         "--classifiers", "--keywords", "--requires", "--provides"})
@@ -39,6 +43,11 @@ def needs_build(argv: Sequence[str]) -> bool:
     if any(arg in HELP_FLAGS for arg in argv):
         return False
     return any(arg in BUILDING_COMMANDS for arg in argv)
+
+
+def builds_a_wheel(argv: Sequence[str]) -> bool:
+    """Whether the command line packages a wheel rather than building in place."""
+    return any(arg in WHEEL_COMMANDS for arg in argv) and not any(arg in IN_PLACE_ARGUMENTS for arg in argv)
 
 
 def setup(**overrides: Any):
@@ -60,6 +69,7 @@ def _setup(overrides: dict[str, Any]):
     if handed is not None:  # `buildkit develop` built it, and holds the folder's lock
         return _package(handed, overrides)
     project = Project.load(root, config_settings=current_config_settings())  # 1
+    project.staged = builds_a_wheel(sys.argv[1:])
     project.requirements()  # 2: a bad requirement stops here, before any build
     if not needs_build(sys.argv[1:]):  # 4 (3 happens inside the driver's configure inputs)
         return _package(project, overrides)

@@ -64,14 +64,13 @@ def call_setuptools(project: Project, overrides: dict[str, Any]):
 
 def extensions(project: Project) -> list[setuptools.Extension]:
     """Step 6: the ``_C`` stub and the CMake-built extension modules, for this mode."""
-    stub = stub_extension(project.settings.extension, root=project.root, package_root=project.settings.package_root,
-                          package_dir=project.settings.package_dir, build_type=project.build_type,
+    stub = stub_extension(project.settings.extension, root=project.root, package_root=project.package_root,
+                          package_dir=project.package_dir, build_type=project.build_type,
                           osx=_osx_target(project))
     names = [module.name for module in project.settings.cmake_extensions if project.condition(module.when)]
     if project.wheel_root_install:  # every extension module CMake installed is the wheel's
         declared = {module.name for module in project.settings.cmake_extensions} | {stub.name if stub else ""}
-        names += [name for name in installed_extension_modules(project.install_manifest,
-                                                               project.settings.package_root)
+        names += [name for name in installed_extension_modules(project.install_manifest, project.package_root)
                   if name not in declared]
     built = [CMakeBuiltExtension(name) for name in names]
     return mode_ext_modules(([stub] if stub else []) + built, project.mode)
@@ -94,7 +93,7 @@ def packages(project: Project) -> list[str]:
     tops = dict.fromkeys([*layout.top_level_packages, project.settings.package.split(".")[0]])
     found = []
     for top in tops:
-        folder = project.root / layout.folder_of(top)
+        folder = project.package_root / top if project.staged else project.root / layout.folder_of(top)
         if folder.is_dir():
             # A top-level folder without __init__.py is a namespace package; below it,
             # only real packages count (lib/ and include/ hold data, not modules).
@@ -106,16 +105,18 @@ def packages(project: Project) -> list[str]:
 def wheel_layout(project: Project) -> dict[str, Any]:
     """Step 8: packages, package_dir and package_data for setuptools, for this wheel mode."""
     # Before the first build (a metadata-only step) a folder CMake creates is not there yet.
-    files = project.package_files() if project.settings.package_dir.is_dir() else []
+    files = project.package_files() if project.package_dir.is_dir() else []
     if project.mode is WheelMode.LIBRARY_ONLY:
-        layout = library_only_layout(files, project.settings.package_dir, project.build_dir / "library-wheel",
+        layout = library_only_layout(files, project.package_dir, project.build_dir / "library-wheel",
                                      library_package(project.settings.library_distribution))
         # setuptools insists on package_dir paths relative to setup.py's folder.
         package_dir = {k: os.path.relpath(v, project.root) for k, v in layout.package_dir.items()}
         return {"packages": layout.packages, "package_dir": package_dir, "package_data": layout.package_data}
     layout = {"packages": packages(project), "package_data": {project.settings.package: files},
               "py_modules": list(project.settings.layout.py_modules)}
-    package_dir = project.settings.layout.setuptools_package_dir()
+    # A wheel build packages the staging tree, where every top-level package sits in one root.
+    package_dir = ({"": os.path.relpath(project.package_root, project.root)} if project.staged
+                   else project.settings.layout.setuptools_package_dir())
     if package_dir:
         layout["package_dir"] = package_dir
     if project.wheel_root_install:

@@ -35,7 +35,7 @@ class BuildExt(_build_ext):
 
     def _place_cmake_extension(self, ext: CMakeBuiltExtension) -> None:
         project = project_of(self.distribution)
-        built = installed_module_path(project.settings.package_root, ext.name)
+        built = installed_module_path(project.package_root, ext.name)
         if built is None:
             raise BuildkitError(
                 f"CMake did not install the extension module {ext.name} into the package tree.",

@@ -41,7 +41,7 @@ class OutputFilter:
         self.root = project.settings.root
         dirs = [project.build_dir, self.root / "dist", *extra_dirs]
         self.dirs = {rel for rel in map(self._relative, dirs) if rel and rel != "."}
-        self.installed = {rel for rel in map(self._relative, project.install_manifest) if rel}
+        self.installed = {rel for rel in map(self._relative, project.every_installed_file) if rel}
         version_py = project.settings.package_dir / "version.py"
         if is_generated_version_file(version_py):
             self.installed.add(self._relative(version_py) or "")

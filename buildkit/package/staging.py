@@ -1,0 +1,95 @@
+"""The staging tree a wheel is built from, so that a wheel build leaves the source tree as it was.
+
+``pip install .``, ``pip wheel .``, ``python -m build`` and ``bdist_wheel`` install
+the CMake outputs into ``<build>/wheel-staging/`` instead of the package folder,
+and package from there: the project's Python packages and top-level modules are
+copied in first (only files whose content changed are rewritten, so their times
+stay put), then ``cmake --install --prefix`` puts the built files on top, then the
+generated ``version.py``.  Only develop and editable builds install into the source
+tree.
+
+What a develop build left in the source tree is not the wheel's: the files of the
+package tree's install manifest, extension modules built in place and files buildkit
+generated are not copied.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sysconfig
+from pathlib import Path, PurePosixPath
+from typing import Collection, Iterable
+
+from buildkit.config.python_layout import PythonLayout
+from buildkit.package.version import is_generated_version_file
+
+STAGING_FOLDER = "wheel-staging"
+_NEVER = ("__pycache__",)
+_NEVER_SUFFIXES = (".pyc", ".pyo")
+
+
+def staging_root(build_dir: Path) -> Path:
+    return build_dir / STAGING_FOLDER
+
+
+def _in_place_outputs(name: str) -> bool:
+    """Extension modules ``build_ext --inplace`` (or an earlier develop) left beside the sources."""
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    return name.endswith((suffix, ".abi3.so"))
+
+
+def source_files(project_root: Path, layout: PythonLayout, develop_outputs: Collection[Path]) -> dict[str, Path]:
+    """Staged path (relative, posix) -> source file, for every file of the layout's
+    packages and top-level modules that belongs in a wheel build's staging tree."""
+    skipped = {Path(p).absolute() for p in develop_outputs}
+    found: dict[str, Path] = {}
+    for name in layout.top_level_packages:
+        folder = project_root / layout.folder_of(name)
+        for directory, subdirs, files in os.walk(folder):
+            subdirs[:] = [d for d in subdirs if d not in _NEVER]
+            for file in files:
+                path = Path(directory, file)
+                if file.endswith(_NEVER_SUFFIXES) or _in_place_outputs(file) or path.absolute() in skipped:
+                    continue
+                if file.endswith(".py") and is_generated_version_file(path):
+                    continue
+                staged = (layout.package_root / name / path.relative_to(folder)).as_posix()
+                found[staged] = path
+    for module in layout.py_modules:
+        path = project_root / layout.package_root / f"{module}.py"
+        if path.is_file():
+            found[(layout.package_root / f"{module}.py").as_posix()] = path
+    return found
+
+
+def sync_sources(files: dict[str, Path], root: Path, installed: Iterable[Path]) -> None:
+    """Mirror ``files`` into ``root``: copy what differs, remove staged sources that are
+    gone (what CMake installed there stays: its install step prunes its own)."""
+    for relative, source in files.items():
+        target = root / PurePosixPath(relative)
+        if target.is_file() and not target.is_symlink() and _same_content(source, target):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink() or target.exists():
+            target.unlink()
+        shutil.copy2(source, target)
+    if not root.is_dir():
+        return
+    keep = {(root / PurePosixPath(r)).absolute() for r in files} | {Path(p).absolute() for p in installed}
+    for directory, _, names in os.walk(root, topdown=False):
+        for name in names:
+            path = Path(directory, name).absolute()
+            if path not in keep:
+                path.unlink()
+        if Path(directory) != root and not any(Path(directory).iterdir()):
+            Path(directory).rmdir()
+
+
+def _same_content(a: Path, b: Path) -> bool:
+    sa, sb = a.stat(), b.stat()
+    if sa.st_size != sb.st_size:
+        return False
+    if sa.st_mtime_ns == sb.st_mtime_ns:
+        return True  # copy2 keeps the time: the file was copied from this very version
+    return a.read_bytes() == b.read_bytes()

@@ -10,7 +10,6 @@ setuptools: the front ends turn its answers into their own calls.
 from __future__ import annotations
 
 import platform as _platform
-import re
 import sys
 import sysconfig
 from contextlib import contextmanager
@@ -18,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator, Mapping
+
+from packaging.version import Version
 
 from buildkit._util.resources import cmake_dir
 from buildkit.builder import linker_script
@@ -30,6 +31,7 @@ from buildkit.config.modes import InstallPrefix, WheelMode
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
 from buildkit.errors import BuildkitError
+from buildkit.package.generated import refuse_user_file
 from buildkit.package.layout import (
     collect_package_data,
     default_rules,
@@ -37,9 +39,22 @@ from buildkit.package.layout import (
     report_unmatched,
     rules_from_config,
 )
-from buildkit.package.split import installed_library_prefix, mode_defines, write_native_loader
+from buildkit.package.metadata_dir import metadata_dir
+from buildkit.package.split import (
+    NATIVE_LOADER,
+    NATIVE_LOADER_ELSEWHERE,
+    installed_library_prefix,
+    mode_defines,
+    write_native_loader,
+)
 from buildkit.package.staging import source_files, staging_root, sync_sources
-from buildkit.package.version import ResolvedVersion, resolve_version, write_version_file
+from buildkit.package.version import (
+    VERSION_MODULE_ELSEWHERE,
+    ResolvedVersion,
+    cmake_version_defines,
+    resolve_version,
+    write_version_file,
+)
 from buildkit.package.wheel_root import skbuild_defines
 
 _UNREAD: Any = object()
@@ -122,7 +137,7 @@ class Project:
         return resolve_version(self.root, build_version=self.options.build_version,
                                build_number=self.options.build_number,
                                version_file=self.settings.version_file,
-                               build_version_var=f"{self.settings.env_prefix}_BUILD_VERSION")
+                               build_version_var=self.options.release_variable)
 
     @property
     def version(self) -> str:
@@ -136,11 +151,13 @@ class Project:
         return self.options.resolve_build_type(cached or None)
 
     def write_generated_files(self) -> bool:
-        """``<package>/version.py`` and ``_native.py``, each rewritten only when its content changes."""
+        """The version module (``<package>/version.py``) and ``_native.py``, each rewritten only
+        when its content changes, never over a file buildkit did not write."""
         if self.mode is WheelMode.LIBRARY_ONLY or not self.package_dir.is_dir():
             return False
-        changed = write_version_file(self.package_dir, self.resolved_version,
-                                     extra={"build_type": self.build_type})
+        changed = bool(self.settings.version_module) and write_version_file(
+            self.package_dir, self.resolved_version, extra={"build_type": self.build_type},
+            name=self.settings.version_module)
         loader = write_native_loader(self.package_dir, package=self.settings.package,
                                      library_distribution=self.settings.library_distribution,
                                      version=self.version, preload=self.settings.preload_libraries)
@@ -185,19 +202,17 @@ class Project:
     def extra_defines(self) -> dict[str, str]:
         """What buildkit adds to every configure besides the forwarded variables."""
         return {"CMAKE_PROJECT_TOP_LEVEL_INCLUDES": str(cmake_dir() / "BuildkitTopLevel.cmake"),
+                **cmake_version_defines(self.version),
+                "BUILDKIT_METADATA_DIR": metadata_dir(self.build_dir).as_posix(),
                 **mode_defines(self.mode, self.library_prefix), **self.linker_script_defines(),
                 **self.wheel_root_defines()}
 
     def wheel_root_defines(self) -> dict[str, str]:
         if not self.wheel_root_install:
             return {}
-        public = self.resolved_version.version.split("+")[0]
-        # PEP 440's release segment leads the public version (the epoch aside); packaging's
-        # parser would cost the no-op develop an import.
-        leading = re.match(r"(?:\d+!)?(\d+(?:\.\d+)*)", public)
-        release = tuple(int(part) for part in leading.group(1).split(".")) if leading else (0,)
-        return skbuild_defines(project_name=self.settings.project_name, public_version=public, release=release,
-                               platlib=self.install_prefix, build_dir=self.build_dir)
+        version = Version(self.version)
+        return skbuild_defines(project_name=self.settings.project_name, public_version=version.public,
+                               release=version.release, platlib=self.install_prefix, build_dir=self.build_dir)
 
     def prefix_path(self) -> list[str]:
         library = [str(self.library_prefix)] if self.library_prefix is not None else []
@@ -232,7 +247,19 @@ class Project:
             self._cache = _UNREAD  # the configure may have changed it
         return self._result
 
+    def _refuse_user_files(self) -> None:
+        """Before a build that may take minutes: a hand-written file where buildkit would write
+        its own stops it now, not after the build."""
+        if self.mode is WheelMode.LIBRARY_ONLY:
+            return
+        folder = self.settings.package_dir  # the source tree's: a wheel build stages from there
+        if self.settings.version_module:
+            refuse_user_file(folder / self.settings.version_module, elsewhere=VERSION_MODULE_ELSEWHERE)
+        if self.settings.preload_libraries:
+            refuse_user_file(folder / NATIVE_LOADER, elsewhere=NATIVE_LOADER_ELSEWHERE)
+
     def _run_build(self) -> DriverResult:
+        self._refuse_user_files()
         if self.staged:  # the Python sources first: what CMake installs goes on top
             develop_outputs = read_install_manifest(self.build_dir, self.configured_prefix)
             sync_sources(source_files(self.root, self.settings.layout, develop_outputs), self.tree_root,

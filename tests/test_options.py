@@ -87,13 +87,13 @@ def test_the_option_table_is_the_declared_fields():
 
 def test_project_named_variables_come_from_the_settings(tmp_path):
     envs = {o.field: o.env for o in option_table()}
-    assert (envs["build_version"], envs["library_only"], envs["python_only"]) == (
+    assert (envs["project_build_version"], envs["library_only"], envs["python_only"]) == (
         "<PREFIX>_BUILD_VERSION", "BUILD_LIBTORCH_WHL", "BUILD_PYTHON_ONLY")
     settings = write_project(tmp_path, 'env-prefix = "TLT"\nlibrary-only-variable = "LIB_ONLY"')
     envs = {o.field: o.env for o in option_table(settings)}
     assert (envs["cuda_arch_list"], envs["library_only"], envs["python_only"]) == (
         "TLT_CUDA_ARCH_LIST", "LIB_ONLY", "BUILD_PYTHON_ONLY")
-    assert load_options(settings, {}).variable_names["build_number"] == "TLT_BUILD_NUMBER"
+    assert load_options(settings, {}).variable_names["project_build_number"] == "TLT_BUILD_NUMBER"
 
 
 @pytest.mark.parametrize("value", ["-5", "abc", "100000", "1.5"])
@@ -195,7 +195,31 @@ def test_project_named_variables(tmp_path):
     options = load_options(settings, {"TLT_BUILD_VERSION": "2.0.0", "TLT_BUILD_NUMBER": "3",
                                       "TLT_EXTRA_INSTALL_REQUIREMENTS": "numpy>=1.24 | pyyaml|"})
     assert options.build_version == "2.0.0" and options.build_number == 3
+    assert options.release_variable == "TLT_BUILD_VERSION"
     assert options.extra_requirements == ("numpy>=1.24", "pyyaml")
+
+
+def test_the_release_variable_is_buildkit_named(tmp_path):
+    settings = write_project(tmp_path, 'env-prefix = "TLT"')
+    options = load_options(settings, {"BUILDKIT_RELEASE_VERSION": "2.0.0", "BUILDKIT_BUILD_NUMBER": "2"})
+    assert (options.build_version, options.build_number, options.release_variable) == (
+        "2.0.0", 2, "BUILDKIT_RELEASE_VERSION")
+    # Agreeing spellings are fine; disagreeing ones are refused by name.
+    assert load_options(settings, {"BUILDKIT_RELEASE_VERSION": "2.0.0", "TLT_BUILD_VERSION": "2.0.0"}).build_version
+    with pytest.raises(ConfigError, match="BUILDKIT_RELEASE_VERSION='2.0.0' and TLT_BUILD_VERSION='2.1.0' disagree"):
+        load_options(settings, {"BUILDKIT_RELEASE_VERSION": "2.0.0", "TLT_BUILD_VERSION": "2.1.0"})
+
+
+@pytest.mark.parametrize("package", ["cmake_example", "use_it", "build_tools"])
+def test_a_project_named_release_variable_that_reads_as_a_cmake_variable_is_refused(tmp_path, package):
+    """cmake_example's derived name is CMAKE_EXAMPLE_BUILD_VERSION: set, it is refused, never taken as
+    the release or forwarded to CMake; BUILDKIT_RELEASE_VERSION is the name to use."""
+    settings = write_project(tmp_path, f'package = "{package}"')
+    variable = f"{package.upper()}_BUILD_VERSION"
+    with pytest.raises(ConfigError, match=f"{variable} is set, but .* reads as a CMake variable.*"
+                                          "Set BUILDKIT_RELEASE_VERSION instead"):
+        load_options(settings, {variable: "1.0"})
+    assert load_options(settings, {"BUILDKIT_RELEASE_VERSION": "1.0"}).build_version == "1.0"
 
 
 def test_config_settings_scope_is_the_top_layer():

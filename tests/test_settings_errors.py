@@ -48,6 +48,8 @@ WRONG_TYPES = [
      "[tool.buildkit] library-distribution must be a string, not {'name': 'libx'}."),
     ("version-file", 'version-file = 1',
      "[tool.buildkit] version-file must be a string, not 1."),
+    ("version-module", 'version-module = "../setup.py"',
+     "[tool.buildkit] version-module must be a `.py` path inside the package, or `\"\"`, not '../setup.py'."),
     ("dependencies", 'dependencies = "numpy"',
      "[tool.buildkit] dependencies must be a list of strings, not 'numpy'."),
     ("licenses", 'licenses = ["LICENSE", 2]',

@@ -35,6 +35,7 @@ from buildkit.config.parsing import (  # noqa: F401 - re-exported: the parsers b
     parse_requirements,
     parse_text,
 )
+from buildkit.config.release import RELEASE_NUMBER_VARIABLE, RELEASE_VERSION_VARIABLE, merge_project_named
 from buildkit.config.schema import with_article
 from buildkit.config.settings import ProjectSettings, setting_default
 from buildkit.errors import ConfigError, ModeConflictError
@@ -176,10 +177,19 @@ class BuildOptions:
                                                   "Minimum macOS version: compile flag and wheel tag.")
     source_date_epoch: int | None = option("SOURCE_DATE_EPOCH", parse_epoch, "integer",
                                            "Timestamp for reproducible wheels and sdists.")
-    build_version: str | None = option("{prefix}_BUILD_VERSION", parse_nonempty, "version",
-                                       "Version to build instead of version.txt + git sha.")
-    build_number: int | None = option("{prefix}_BUILD_NUMBER", parse_positive_int, "positive integer",
-                                      "Build number; N > 1 appends .postN to the version.")
+    build_version: str | None = option(
+        RELEASE_VERSION_VARIABLE, parse_nonempty, "version",
+        "Release version to build instead of version.txt + git sha: the wheel carries it as given, with no "
+        "`+git<sha>` label.")
+    build_number: int | None = option(RELEASE_NUMBER_VARIABLE, parse_positive_int, "positive integer",
+                                      "Build number; N > 1 appends .postN to the release version.")
+    project_build_version: str | None = option(
+        "{prefix}_BUILD_VERSION", parse_nonempty, "version",
+        f"Older name of {RELEASE_VERSION_VARIABLE}; refused when it starts with `BUILD_`, `USE_` or `CMAKE_`, "
+        "where it would read as a variable forwarded to CMake.")
+    project_build_number: int | None = option(
+        "{prefix}_BUILD_NUMBER", parse_positive_int, "positive integer",
+        f"Older name of {RELEASE_NUMBER_VARIABLE}, with the same rule.")
     extra_requirements: tuple[str, ...] = option("{prefix}_EXTRA_INSTALL_REQUIREMENTS", parse_requirements,
                                                  "requirements", "Extra install requirements, separated by `|`.",
                                                  default=())
@@ -193,6 +203,8 @@ class BuildOptions:
     cmake_defines: tuple[tuple[str, str], ...] = ()
     # CMake's own environment variables seen at load time (they feed the fingerprint).
     cmake_environment: tuple[tuple[str, str], ...] = ()
+    # The variable the release version came from, for messages.
+    release_variable: str = RELEASE_VERSION_VARIABLE
     # Where each value came from: "config setting", "environment", "[tool.buildkit]", "default".
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
     variable_names: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -253,7 +265,7 @@ class BuildOptions:
         return console.table("buildkit build options", ("option", "variable", "value", "from"), rows)
 
     def _rows(self):
-        skip = {"cmake_defines", "cmake_environment", "sources", "variable_names"}
+        skip = {"cmake_defines", "cmake_environment", "sources", "variable_names", "release_variable"}
         for name in self.__dataclass_fields__:
             if name not in skip:
                 yield name, getattr(self, name)
@@ -293,10 +305,12 @@ def load_options(settings: ProjectSettings | None = None, environ: Mapping[str, 
             f"{lib} and {py} are both on, but a wheel is either library-only or python-only.",
             f"Set one of them to 0: {lib}=1 builds the C++ library wheel, {py}=1 the Python wheel "
             "that depends on it; leave both unset for one full wheel.")
+    release_variable = merge_project_named(values, sources, {o.field: o.env for o in table})
     defines, define_sources = forwarded_defines(settings, buildkit_switches(table), config, environ)
     sources.update(define_sources)
     return BuildOptions(
         **values,
+        release_variable=release_variable,
         default_build_type=toml_defaults.get("build-type") or BuildOptions.default_build_type,
         cmake_defines=tuple(sorted(defines.items())),
         cmake_environment=tuple(sorted((k, environ[k]) for k in CMAKE_ENVIRONMENT_VARIABLES if k in environ)),

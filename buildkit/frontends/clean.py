@@ -176,8 +176,8 @@ def build_outputs(settings: ProjectSettings) -> list[Path]:
     found = [settings.build_dir, root / "compile_commands.json", *sorted(root.glob("*.egg-info"))]
     if package_dir.parent != root:
         found += sorted(package_dir.parent.glob("*.egg-info"))
-    version_py = package_dir / "version.py"
-    if is_generated_version_file(version_py):
+    version_py = package_dir / settings.version_module
+    if settings.version_module and is_generated_version_file(version_py):
         found.append(version_py)
     if package_dir.is_dir():
         found += _files_below(package_dir, EXTENSION_SUFFIXES)

@@ -13,10 +13,14 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
-from buildkit._util.fileutil import write_text_if_changed
 from buildkit._util.resources import templates_dir
 from buildkit.config.modes import WheelMode
 from buildkit.errors import BuildkitError
+from buildkit.package.generated import write_generated_file
+
+NATIVE_LOADER = "_native.py"
+NATIVE_LOADER_ELSEWHERE = (f"rename your module (buildkit writes {NATIVE_LOADER} to preload the libraries listed in "
+                           "`[tool.buildkit] preload-libraries`), or remove that setting")
 
 
 def library_package(library_distribution: str) -> str:
@@ -67,4 +71,4 @@ def write_native_loader(package_dir: Path, *, package: str, library_distribution
         package_repr=repr(package), library_distribution_repr=repr(library_distribution),
         library_package_repr=repr(library_package(library_distribution)), version_repr=repr(version),
         preload_repr=repr(list(preload)))
-    return write_text_if_changed(package_dir / "_native.py", text)
+    return write_generated_file(package_dir / NATIVE_LOADER, text, elsewhere=NATIVE_LOADER_ELSEWHERE)

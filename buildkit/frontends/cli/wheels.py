@@ -8,7 +8,9 @@ project's build requirements from --wheelhouse; every wheel is repaired with
 auditwheel (a python-only wheel excluding the library distribution's libraries),
 audited (buildkit.frontends.cli.audit) and installed into a fresh venv for ``import <package>``
 plus the project's ``smoke-test`` command. A table sums it up; any failure
-exits non-zero with its reason.
+exits non-zero with its reason.  A local version (``1.0+git<sha>``, what a git
+checkout builds without ``BUILDKIT_RELEASE_VERSION``) is refused before anything
+is built, unless ``--allow-local-version`` says the wheels are for local use.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from buildkit._util import console
 from buildkit._util.fileutil import write_json
 from buildkit.errors import BuildkitError, exit_on_error
 from buildkit.frontends.cli import audit as audit_mod
+from buildkit.package.version import check_publishable
 from buildkit.project import Project
 
 KINDS = ("full", "library", "python", "split")
@@ -67,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: the best one auditwheel show reports)")
     p.add_argument("--report", type=Path, metavar="FILE",
                    help="also write the summary as JSON (one object per wheel), e.g. for a CI artifact")
+    p.add_argument("--allow-local-version", action="store_true",
+                   help="build wheels with a local version (1.0+git<sha>) too: the package index refuses them, "
+                   "so only for local use (default: refuse; set BUILDKIT_RELEASE_VERSION for a release)")
     return p
 
 
@@ -78,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     root = args.path.resolve()
     project = Project.load(root)
+    if not args.allow_local_version:
+        check_publishable(project.resolved_version)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     pythons = [_interpreter(p) for p in args.python] or [sys.executable]

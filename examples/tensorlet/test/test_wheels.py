@@ -158,7 +158,7 @@ def wheels(full_build, tensorlet_wheelhouse, tmp_path_factory):
     out = tmp_path_factory.mktemp("tensorlet-wheels")
     full = full_build.wheel()
     cli = [full_build.python, "-m", "buildkit", "wheels", full_build.root, "--out", out / "wheelhouse",
-           "--wheelhouse", tensorlet_wheelhouse]
+           "--wheelhouse", tensorlet_wheelhouse, "--allow-local-version"]  # a git checkout: 0.x+git<sha>
 
     # The same three through PEP 517 (`python -m build --wheel`), the mode as a config setting.
     def pep517(mode: str, *settings: str) -> list:

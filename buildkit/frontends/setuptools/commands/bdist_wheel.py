@@ -1,11 +1,12 @@
-"""``bdist_wheel``: bundled licenses, cross-build and library-only tags, atomic output.
+"""``bdist_wheel``: bundled licenses, the metadata folder, cross-build and library-only tags, atomic output.
 
 Seams in setuptools' ``bdist_wheel``:
 
 * :meth:`egg2dist` turns egg-info into dist-info; both ``bdist_wheel.run`` and the
   PEP 517 ``prepare_metadata_for_build_wheel`` path (the ``dist_info`` command)
   call it, so replacing the project's license copy inside the dist-info there
-  gives the same licenses either way, without touching the source tree.
+  gives the same licenses either way, without touching the source tree.  What
+  CMake installed into ``BUILDKIT_METADATA_DIR`` is added there too.
 * :meth:`get_tag` decides the tag for both the file name and ``WHEEL``.
 * :meth:`run` writes the archive with ``WheelFile(dist_dir/...)``; pointing
   ``dist_dir`` at a private folder inside dist/ and renaming the finished wheel
@@ -43,6 +44,7 @@ from buildkit.config.options import WheelMode
 from buildkit.errors import BuildkitError
 from buildkit.frontends.setuptools.distribution import project_of
 from buildkit.package.licenses import license_paths, license_text
+from buildkit.package.metadata_dir import add_to_dist_info, installed_metadata_files, list_license_files
 from buildkit.project import Project
 
 PROJECT_LICENSE = re.compile(r"(LICEN[CS]E|COPYING)", re.IGNORECASE)
@@ -58,12 +60,6 @@ def dist_info_license_name(path: str) -> str:
 def _project_license(paths: list[str]) -> str | None:
     named = [p for p in paths if PROJECT_LICENSE.match(os.path.basename(p))]
     return (named or paths or [None])[0]
-
-
-def _add_license_file_field(metadata: Path, name: str) -> None:
-    head, blank, body = metadata.read_text(encoding="utf-8").partition("\n\n")
-    metadata.write_text(f"{head.rstrip(chr(10))}\nLicense-File: {name}\n" + (f"\n{body}" if blank else ""),
-                        encoding="utf-8")
 
 
 @contextlib.contextmanager
@@ -120,6 +116,12 @@ class BdistWheel(_bdist_wheel):
     def egg2dist(self, egginfo_path: str, distinfo_path: str) -> None:
         super().egg2dist(egginfo_path, distinfo_path)
         self._bundle_licenses(Path(distinfo_path))
+        self._add_metadata_dir(Path(distinfo_path))
+
+    def _add_metadata_dir(self, dist_info: Path) -> None:
+        project = self.project()
+        files = installed_metadata_files(project.install_manifest, project.build_dir)
+        list_license_files(dist_info / "METADATA", add_to_dist_info(files, dist_info))
 
     def _bundle_licenses(self, dist_info: Path) -> None:
         settings = self.project().settings
@@ -131,7 +133,7 @@ class BdistWheel(_bdist_wheel):
             console.warn("the project has no license file of its own; the wheel's LICENSE holds only the "
                          "third-party licenses from [tool.buildkit] licenses.")
             name = "LICENSE"
-            _add_license_file_field(dist_info / "METADATA", name)
+            list_license_files(dist_info / "METADATA", [name])
         else:
             name = dist_info_license_name(own)
         target = dist_info / "licenses" / name

@@ -42,8 +42,8 @@ class OutputFilter:
         dirs = [project.build_dir, self.root / "dist", *extra_dirs]
         self.dirs = {rel for rel in map(self._relative, dirs) if rel and rel != "."}
         self.installed = {rel for rel in map(self._relative, project.every_installed_file) if rel}
-        version_py = project.settings.package_dir / "version.py"
-        if is_generated_version_file(version_py):
+        version_py = project.settings.package_dir / project.settings.version_module
+        if project.settings.version_module and is_generated_version_file(version_py):
             self.installed.add(self._relative(version_py) or "")
         self.egg_info = self._relative(Path(egg_info_dir).absolute()) if egg_info_dir else None
 

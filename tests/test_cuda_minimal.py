@@ -27,6 +27,7 @@ from buildkit_testing.venvs import overlay_venv
 
 EPOCH = "1700000000"
 LIBRARY = Path("cuda_minimal", "lib", "libcuda_minimal.so")
+STAGED = Path("build", "wheel-staging")  # where a wheel build installs (the source tree stays clean)
 
 PROBE = """\
 import json, cuda_minimal as c
@@ -57,7 +58,7 @@ def cuda_project(tmp_path_factory, test_package):
     env = build_env(**{CUDA_MINIMAL_ARCH_VAR: "8.0"})
     setup_py(python, root, "bdist_wheel", "--dist-dir", base / "a" / "dist", env=env)
     wheel = next((base / "a" / "dist").glob("cuda_minimal-0.1.0-*.whl"))
-    digest = sha256(root / LIBRARY)
+    digest = sha256(root / STAGED / LIBRARY)
     develop = setup_py(python, root, "develop", env=env)
     return {"python": python, "root": root, "base": base, "wheel": wheel, "library_sha256": digest,
             "develop": develop.stdout + develop.stderr}
@@ -153,9 +154,9 @@ def test_builds_in_two_folders_are_byte_identical(cuda_project, test_package):
     root = test_package("cuda_minimal", base / "b" / "cuda_minimal")
     setup_py(cuda_project["python"], root, "bdist_wheel", "--dist-dir", base / "b" / "dist",
              env=build_env(**{CUDA_MINIMAL_ARCH_VAR: "8.0"}))
-    assert sha256(root / LIBRARY) == cuda_project["library_sha256"]
-    assert sha256(root / "cuda_minimal" / "lib" / "libcuda_minimal_python.so") == \
-        sha256(cuda_project["root"] / "cuda_minimal" / "lib" / "libcuda_minimal_python.so")
+    assert sha256(root / STAGED / LIBRARY) == cuda_project["library_sha256"]
+    python_library = STAGED / "cuda_minimal" / "lib" / "libcuda_minimal_python.so"
+    assert sha256(root / python_library) == sha256(cuda_project["root"] / python_library)
     wheel = next((base / "b" / "dist").glob("*.whl"))
     assert wheel.name == cuda_project["wheel"].name
     assert sha256(wheel) == sha256(cuda_project["wheel"])
@@ -166,7 +167,7 @@ def test_builds_in_two_folders_are_byte_identical(cuda_project, test_package):
     assert "-objtemp" in cuda
     assert "-Xcudafe=--orig_src_path_name=cuda_minimal/csrc/saxpy_cuda.cu" in cuda
     assert f"-Xcompiler=-ffile-prefix-map={root}=." in cuda
-    assert str(root).encode() not in (root / LIBRARY).read_bytes()
+    assert str(root).encode() not in (root / STAGED / LIBRARY).read_bytes()
 
 
 @cuda_build

@@ -1,97 +1,86 @@
-// The Python binding library: everything the `_C` module exposes lives here, so
-// the stub that setuptools compiles stays one line long.
+// cuda_minimal._C's methods, in the binding library libcuda_minimal_python.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <cstring>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cuda_minimal/cuda_minimal.h"
 
 namespace {
 
-bool to_floats(PyObject* seq, std::vector<float>& out) {
-  PyObject* fast = PySequence_Fast(seq, "expected a sequence of numbers");
-  if (!fast) return false;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-  out.resize(static_cast<std::size_t>(n));
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    out[i] = static_cast<float>(PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fast, i)));
-    if (PyErr_Occurred()) {
-      Py_DECREF(fast);
-      return false;
-    }
+bool read_floats(PyObject* iterable, std::vector<float>* out) {
+  PyObject* it = PyObject_GetIter(iterable);
+  if (it == nullptr) return false;
+  for (PyObject* item; (item = PyIter_Next(it)) != nullptr;) {
+    out->push_back(static_cast<float>(PyFloat_AsDouble(item)));
+    Py_DECREF(item);
+    if (PyErr_Occurred()) break;
   }
-  Py_DECREF(fast);
-  return true;
+  Py_DECREF(it);
+  return !PyErr_Occurred();
 }
 
-// saxpy(a, x, y, device="auto") -> (list of floats, "cuda" or "cpu")
-PyObject* py_saxpy(PyObject*, PyObject* args) {
+bool parse_device(std::string_view name, cuda_minimal::Device* device) {
+  using cuda_minimal::Device;
+  if (name == "auto" || name == "cpu" || name == "cuda") {
+    *device = name == "auto" ? Device::Auto : name == "cpu" ? Device::Cpu : Device::Cuda;
+    return true;
+  }
+  PyErr_Format(PyExc_ValueError, "saxpy: device must be 'auto', 'cpu' or 'cuda', not '%s'", name.data());
+  return false;
+}
+
+// saxpy(a, x, y, device="auto") -> (a*x+y as a list, "cuda" or "cpu")
+PyObject* saxpy(PyObject*, PyObject* args) {
   double a;
   PyObject *xs, *ys;
-  const char* device = "auto";
-  if (!PyArg_ParseTuple(args, "dOO|s", &a, &xs, &ys, &device)) return nullptr;
-  cuda_minimal::Device which;
-  if (std::strcmp(device, "auto") == 0) {
-    which = cuda_minimal::Device::Auto;
-  } else if (std::strcmp(device, "cpu") == 0) {
-    which = cuda_minimal::Device::Cpu;
-  } else if (std::strcmp(device, "cuda") == 0) {
-    which = cuda_minimal::Device::Cuda;
-  } else {
-    PyErr_Format(PyExc_ValueError, "saxpy: device must be 'auto', 'cpu' or 'cuda', not '%s'", device);
-    return nullptr;
-  }
+  const char* name = "auto";
+  cuda_minimal::Device device;
   std::vector<float> x, y;
-  if (!to_floats(xs, x) || !to_floats(ys, y)) return nullptr;
-  if (x.size() != y.size()) {
-    PyErr_SetString(PyExc_ValueError, "saxpy: x and y differ in length");
+  if (!PyArg_ParseTuple(args, "dOO|s", &a, &xs, &ys, &name) || !parse_device(name, &device) ||
+      !read_floats(xs, &x) || !read_floats(ys, &y))
     return nullptr;
-  }
+  if (x.size() != y.size()) return PyErr_Format(PyExc_ValueError, "saxpy: %zu x and %zu y", x.size(), y.size());
   const char* backend = nullptr;
   std::string error;
-  Py_BEGIN_ALLOW_THREADS  // a GPU round trip needs no GIL
+  Py_BEGIN_ALLOW_THREADS
   try {
-    backend = cuda_minimal::saxpy(static_cast<float>(a), x.data(), y.data(), x.size(), which);
+    backend = cuda_minimal::saxpy(static_cast<float>(a), x.data(), y.data(), x.size(), device);
   } catch (const std::exception& e) {
-    error = e.what();  // CudaError: the failed call and CUDA's message
+    error = e.what();
   }
   Py_END_ALLOW_THREADS
-  if (!backend) {
-    PyErr_SetString(PyExc_RuntimeError, error.c_str());
-    return nullptr;
+  if (backend == nullptr) return PyErr_Format(PyExc_RuntimeError, "%s", error.c_str());
+  PyObject* values = PyList_New(0);
+  for (float v : y) {
+    PyObject* number = PyFloat_FromDouble(v);
+    PyList_Append(values, number);
+    Py_DECREF(number);
   }
-  PyObject* result = PyList_New(static_cast<Py_ssize_t>(y.size()));
-  if (!result) return nullptr;
-  for (std::size_t i = 0; i < y.size(); ++i)
-    PyList_SET_ITEM(result, static_cast<Py_ssize_t>(i), PyFloat_FromDouble(y[i]));
-  return Py_BuildValue("(Ns)", result, backend);
+  return Py_BuildValue("(Ns)", values, backend);
 }
 
-PyObject* py_cuda_available(PyObject*, PyObject*) { return PyBool_FromLong(cuda_minimal::cuda_available()); }
-PyObject* py_device_count(PyObject*, PyObject*) { return PyLong_FromLong(cuda_minimal::cuda_device_count()); }
-PyObject* py_cuda_status(PyObject*, PyObject*) { return PyUnicode_FromString(cuda_minimal::cuda_status().c_str()); }
-PyObject* py_built_with_cuda(PyObject*, PyObject*) { return PyBool_FromLong(cuda_minimal::built_with_cuda()); }
-PyObject* py_architectures(PyObject*, PyObject*) {
-  return PyUnicode_FromString(cuda_minimal::compiled_architectures());
+PyObject* cuda_status(PyObject*, PyObject*) {
+  std::string why;
+  return PyUnicode_FromString(cuda_minimal::cuda_device_count(&why) > 0 ? "ok" : why.c_str());
 }
+PyObject* cuda_available(PyObject*, PyObject*) { return PyBool_FromLong(cuda_minimal::cuda_device_count() > 0); }
+PyObject* built_with_cuda(PyObject*, PyObject*) { return PyBool_FromLong(cuda_minimal::built_with_cuda()); }
+PyObject* architectures(PyObject*, PyObject*) { return PyUnicode_FromString(cuda_minimal::compiled_architectures()); }
 
-PyMethodDef methods[] = {
-    {"saxpy", py_saxpy, METH_VARARGS, "saxpy(a, x, y, device='auto') -> (a*x+y as a list, backend used)."},
-    {"cuda_available", py_cuda_available, METH_NOARGS, "Whether a CUDA device can be used."},
-    {"cuda_device_count", py_device_count, METH_NOARGS, "Number of usable CUDA devices (0 without a driver)."},
-    {"cuda_status", py_cuda_status, METH_NOARGS, "'ok', or why no CUDA device can be used."},
-    {"built_with_cuda", py_built_with_cuda, METH_NOARGS, "Whether the CUDA kernel was compiled in."},
-    {"compiled_architectures", py_architectures, METH_NOARGS, "CMAKE_CUDA_ARCHITECTURES at build time."},
-    {nullptr, nullptr, 0, nullptr}};
-
-PyModuleDef module = {PyModuleDef_HEAD_INIT, "cuda_minimal._C", "cuda_minimal's C++/CUDA core", -1, methods};
+PyMethodDef kMethods[] = {{"saxpy", saxpy, METH_VARARGS, nullptr},
+                          {"cuda_status", cuda_status, METH_NOARGS, nullptr},
+                          {"cuda_available", cuda_available, METH_NOARGS, nullptr},
+                          {"built_with_cuda", built_with_cuda, METH_NOARGS, nullptr},
+                          {"compiled_architectures", architectures, METH_NOARGS, nullptr},
+                          {nullptr, nullptr, 0, nullptr}};
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "cuda_minimal._C", nullptr, -1, kMethods};
 
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) PyObject* cuda_minimal_python_init_module(void) {
-  return PyModule_Create(&module);
+  return PyModule_Create(&kModule);
 }

@@ -1,5 +1,4 @@
-// The Python binding library: everything the `_C` module exposes lives here, so
-// the stub that setuptools compiles stays one line long.
+// minimal._C's methods, in the binding library libminimal_python (the stub only forwards).
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -9,52 +8,43 @@
 
 namespace {
 
-bool to_doubles(PyObject* seq, std::vector<double>& out) {
-  PyObject* fast = PySequence_Fast(seq, "expected a sequence of numbers");
-  if (!fast) return false;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-  out.resize(static_cast<std::size_t>(n));
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    out[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fast, i));
-    if (PyErr_Occurred()) {
-      Py_DECREF(fast);
-      return false;
-    }
+// Any iterable of numbers into doubles; false with a Python error set.
+bool read_numbers(PyObject* iterable, std::vector<double>* out) {
+  PyObject* it = PyObject_GetIter(iterable);
+  if (it == nullptr) return false;
+  for (PyObject* item; (item = PyIter_Next(it)) != nullptr;) {
+    out->push_back(PyFloat_AsDouble(item));
+    Py_DECREF(item);
+    if (PyErr_Occurred()) break;
   }
-  Py_DECREF(fast);
-  return true;
+  Py_DECREF(it);
+  return !PyErr_Occurred();
 }
 
-PyObject* py_sum(PyObject*, PyObject* arg) {
-  std::vector<double> values;
-  if (!to_doubles(arg, values)) return nullptr;
-  return PyFloat_FromDouble(minimal::sum(values.data(), values.size()));
+PyObject* sum(PyObject*, PyObject* numbers) {
+  std::vector<double> v;
+  return read_numbers(numbers, &v) ? PyFloat_FromDouble(minimal::sum(v.data(), v.size())) : nullptr;
 }
 
-PyObject* py_dot(PyObject*, PyObject* args) {
-  PyObject *a, *b;
-  if (!PyArg_ParseTuple(args, "OO", &a, &b)) return nullptr;
-  std::vector<double> x, y;
-  if (!to_doubles(a, x) || !to_doubles(b, y)) return nullptr;
-  if (x.size() != y.size()) {
-    PyErr_SetString(PyExc_ValueError, "dot: sequences differ in length");
+PyObject* dot(PyObject*, PyObject* args) {
+  PyObject *left, *right;
+  std::vector<double> a, b;
+  if (!PyArg_ParseTuple(args, "OO", &left, &right) || !read_numbers(left, &a) || !read_numbers(right, &b))
     return nullptr;
-  }
-  return PyFloat_FromDouble(minimal::dot(x.data(), y.data(), x.size()));
+  if (a.size() != b.size()) return PyErr_Format(PyExc_ValueError, "dot: %zu and %zu numbers", a.size(), b.size());
+  return PyFloat_FromDouble(minimal::dot(a.data(), b.data(), a.size()));
 }
 
-PyObject* py_flavour(PyObject*, PyObject*) { return PyUnicode_FromString(minimal::build_flavour()); }
+PyObject* flavour(PyObject*, PyObject*) { return PyUnicode_FromString(minimal::build_flavour()); }
 
-PyMethodDef methods[] = {
-    {"sum", py_sum, METH_O, "Sum of a sequence of numbers."},
-    {"dot", py_dot, METH_VARARGS, "Dot product of two sequences."},
-    {"build_flavour", py_flavour, METH_NOARGS, "Which sum kernel was compiled."},
-    {nullptr, nullptr, 0, nullptr}};
-
-PyModuleDef module = {PyModuleDef_HEAD_INIT, "minimal._C", "minimal's C++ core", -1, methods};
+PyMethodDef kMethods[] = {{"sum", sum, METH_O, nullptr},
+                          {"dot", dot, METH_VARARGS, nullptr},
+                          {"build_flavour", flavour, METH_NOARGS, nullptr},
+                          {nullptr, nullptr, 0, nullptr}};
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "minimal._C", nullptr, -1, kMethods};
 
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) PyObject* minimal_python_init_module(void) {
-  return PyModule_Create(&module);
+  return PyModule_Create(&kModule);
 }

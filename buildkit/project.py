@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Collection, Iterator, Mapping, Sequence
 
 from packaging.version import Version
 
@@ -32,7 +32,11 @@ from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
 from buildkit.errors import BuildkitError
 from buildkit.package.generated import refuse_user_file
+from buildkit.package.installed import InstalledFiles, PackageTree, sort_installed
+from buildkit.package.installed import report as report_installed
+from buildkit.package.installed import write_report as write_installed_report
 from buildkit.package.layout import (
+    PackageDataRule,
     collect_package_data,
     default_rules,
     mode_requirements,
@@ -290,17 +294,39 @@ class Project:
         return read_install_manifest(self.build_dir)
 
     # ----------------------------------------------------------- package data
+    @cached_property
+    def _own_rules(self) -> tuple[PackageDataRule, ...]:
+        return rules_from_config(self.settings.package_data)
+
+    @property
+    def package_data_rules(self) -> tuple[PackageDataRule, ...]:
+        """The default package-data rules, then the project's own."""
+        return (*default_rules(codegen_package=self.settings.codegen_package, package=self.settings.package),
+                *self._own_rules)
+
     def package_files(self) -> list[str]:
-        """The files of the package tree that ship, from the rules, the mode and the cache."""
-        own_rules = rules_from_config(self.settings.package_data)
-        rules = (*default_rules(codegen_package=self.settings.codegen_package, package=self.settings.package),
-                 *own_rules)
-        result = collect_package_data(self.package_dir, rules, self.mode, self.cache)
+        """The files of the package tree that the package-data rules select, for the mode and the cache."""
+        own_rules = self._own_rules
+        result = collect_package_data(self.package_dir, self.package_data_rules, self.mode, self.cache)
         if self.built:
             # The defaults cover what a PyTorch-style tree may hold; only the project's own
             # rules are expected to match something.
             report_unmatched(replace(result, unmatched=tuple(r for r in result.unmatched if r in own_rules)))
         return list(result.files)
+
+    def installed_files(self, packages: Sequence[str], extension_modules: Collection[str],
+                        switched_off: Collection[str]) -> InstalledFiles:
+        """What becomes of each file this command's install wrote into the package tree, given
+        the packages and extension modules the wheel ships.  A wheel build reports the files
+        it drops by name and records them for `buildkit wheels`."""
+        tree = PackageTree(self.package_root, self.settings.package, self.package_dir, packages, extension_modules,
+                           switched_off)
+        result = sort_installed(self.install_manifest, tree, rules=self.package_data_rules, mode=self.mode,
+                                cache=self.cache, wheel_exclude=self.settings.wheel_exclude)
+        if self.built and self.staged:
+            report_installed(result)
+            write_installed_report(self.build_dir, result)
+        return result
 
     def scripts(self) -> list[str]:
         if self.mode is WheelMode.LIBRARY_ONLY:

@@ -72,6 +72,8 @@ WRONG_TYPES = [
      "[tool.buildkit] scripts must be a list of tables, not {'name': 'x', 'target': 'demo:main'}."),
     ("package-data", 'package-data = "lib/*"',
      "[tool.buildkit] package-data must be a list of tables, not 'lib/*'."),
+    ("wheel-exclude", 'wheel-exclude = "pkg/tests/**"',
+     "[tool.buildkit] wheel-exclude must be a list of globs, not 'pkg/tests/**'."),
     ("codegen-package", 'codegen-package = 1',
      "[tool.buildkit] codegen-package must be a dotted module name, not 1."),
     ("prioritized-text-file", 'prioritized-text-file = ["a.txt"]',

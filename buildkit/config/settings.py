@@ -219,7 +219,15 @@ class ProjectSettings:
         "Subpackages shipped only when a CMake cache condition holds.", default=())
     scripts: tuple[Script, ...] = setting("Console scripts; library-only wheels get none.", default=())
     package_data: tuple[PackageDataEntry, ...] = setting(
-        "Package-data rules added to the defaults (headers, CMake files, native libraries).", default=())
+        "Package-data rules added to the defaults (headers, CMake files, native libraries). What CMake installs "
+        "into the package tree ships without a rule; rules add files it did not install and, with `exclude`, "
+        "`modes` or `when`, keep installed ones out of some wheels.", default=())
+    wheel_exclude: tuple[str, ...] = setting(
+        "Files CMake installs into the package tree that the wheel leaves out, as globs on their path in the wheel "
+        "(`pkg/tests/**`): `*`, `?` and `[..]` stay inside one folder, a `**` segment spans folders. Every other "
+        "installed file ships, named by a package-data rule or not; one that cannot ship is reported by name and "
+        "fails `buildkit wheels`. A pattern that matches no installed file is reported.",
+        kind="list of globs", check=_are_globs, default=())
     codegen_package: str | None = setting(
         "Subpackage (dotted) holding a code generator that ships in the wheel, e.g. `tensorlet._codegen`.",
         kind="dotted module name", check=_is_dotted_name, default=None)

@@ -147,6 +147,30 @@ def collect_package_data(package_dir: Path, rules: Iterable[PackageDataRule], mo
     return PackageDataResult(package_dir, files, tuple(unmatched))
 
 
+def withheld_by_rules(path: str, rules: Iterable[PackageDataRule], mode: WheelMode,
+                      cache: BoolCache | None) -> str | None:
+    """Why the rules keep out a file (relative to the package directory): an exclude
+    pattern, a ``when`` that does not hold, or ``modes`` that leave it to another
+    wheel.  None when they select it or no rule speaks of it."""
+    rules = list(rules)
+    for rule in rules:  # the order of collect_package_data: global excludes, then `when`, then selection
+        if not rule.include and rule.active(mode, cache) and _matches(rule.exclude, path):
+            return f"package-data exclude {list(rule.exclude)}"
+    naming = [r for r in rules if r.include and _matches(r.include, path)]
+    for rule in naming:
+        if rule.when and not evaluate_condition(rule.when, cache):
+            return f"package-data rule {rule.describe()}: `{rule.when}` does not hold"
+    if any(r.active(mode, cache) and not _matches(r.exclude, path) for r in naming):
+        return None
+    for rule in naming:  # a rule for the other wheels says most: where the file belongs
+        if rule.modes is not None and mode not in rule.modes:
+            return f"package-data rule {rule.describe()}: not for {mode.value} wheels"
+    for rule in naming:
+        if _matches(rule.exclude, path):
+            return f"package-data rule {rule.describe()} excludes it"
+    return None
+
+
 def report_unmatched(result: PackageDataResult) -> bool:
     """Warn about every active rule that matched nothing; True when there were any."""
     if not result.unmatched:

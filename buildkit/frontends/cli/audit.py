@@ -9,7 +9,8 @@ and the external libraries), and buildkit's own checks, pure Python on the zip:
 * paths   - no absolute build or project path embedded in a file
 * tag     - extension module suffixes match the wheel's tag (cp311 wheel ->
             ``.cpython-311-*.so``; an ``abi3`` wheel -> ``.abi3.so``; a
-            ``py3-none`` wheel has none)
+            ``py3-none`` wheel has none); no native binary (ELF, Mach-O,
+            PE) in a wheel tagged pure (``any``, ``Root-Is-Purelib: true``)
 * content - no static archives or object files
 * mode    - no world-writable file
 * layout  - every file inside the distribution's top-level folders or its
@@ -39,8 +40,9 @@ from typing import Iterable, Sequence
 from packaging.utils import parse_wheel_filename
 
 from buildkit.errors import BuildkitError
+from buildkit.package.contents import EXTENSION_MODULE, HEAD_SIZE, binary_format
 
-EXTENSION = re.compile(r"\.(?:cpython-(?P<cp>\d+[a-z]*)-[^./]+|(?P<abi3>abi3)|cp(?P<win>\d+)-[^./]+)\.(?:so|pyd)$")
+EXTENSION = EXTENSION_MODULE
 STATIC = (".a", ".o", ".obj")
 SCAN_CHUNK = 1 << 22
 
@@ -243,6 +245,7 @@ def audit(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_e
         findings += _check_layout(names, own_folders)
         packages = {n.split("/", 1)[0] for n in names if "/" in n and not n.split("/", 1)[0].endswith(
             (".dist-info", ".data"))}
+        pure = _pure_tag(archive, names, platforms)
         for info in infos:
             name = info.filename
             if (info.external_attr >> 16) & 0o002:
@@ -256,8 +259,13 @@ def audit(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_e
             if name.endswith(".dist-info/RECORD"):
                 continue
             with archive.open(info) as handle:
-                head = handle.read(4)
-            if head == b"\x7fELF":
+                kind = binary_format(handle.read(HEAD_SIZE))
+            if kind is not None and pure:
+                findings.append(Finding("tag", f"{kind} binary in a wheel tagged pure ({pure}): it runs only on the "
+                                        "platform it was built for, yet installs anywhere. Rebuild the wheel so "
+                                        "that it is tagged for that platform (buildkit's bdist_wheel tags from the "
+                                        "contents: py3-none-<platform> without an extension module)", name))
+            if kind == "ELF":
                 elf = read_elf_dynamic(archive.read(info)) or ElfDynamic()
                 findings += _check_rpaths(name, elf, packages)
     if tools:
@@ -271,6 +279,17 @@ def audit(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_e
                     f"; external libraries the wheel neither ships nor may expect: {', '.join(unexpected)}"
                     if unexpected else "")))
     return result
+
+
+def _pure_tag(archive: zipfile.ZipFile, names: list[str], platforms: set[str]) -> str | None:
+    """How the wheel says it is pure (the `any` platform tag, `Root-Is-Purelib: true`); None when it does not."""
+    said = [f"platform tag {'.'.join(sorted(platforms))}"] if platforms == {"any"} else []
+    wheel_file = next((n for n in names if re.fullmatch(r"[^/]+\.dist-info/WHEEL", n)), None)
+    if wheel_file is not None:
+        fields = archive.read(wheel_file).decode("utf-8", "replace").splitlines()
+        if any(line.replace(" ", "").lower() == "root-is-purelib:true" for line in fields):
+            said.append("Root-Is-Purelib: true")
+    return " and ".join(said) or None
 
 
 def _own_top_levels(archive: zipfile.ZipFile, names: list[str]) -> set[str]:

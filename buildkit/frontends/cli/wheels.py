@@ -34,6 +34,7 @@ from buildkit._util import console
 from buildkit._util.fileutil import write_json
 from buildkit.errors import BuildkitError, exit_on_error
 from buildkit.frontends.cli import audit as audit_mod
+from buildkit.package.installed import describe_dropped, read_dropped, report_path
 from buildkit.package.version import check_publishable
 from buildkit.project import Project
 
@@ -151,7 +152,9 @@ class Run:
             if library is not None:
                 self.pip(python, "install", "--force-reinstall", "--no-deps", str(library))
             raw = self.fresh_dir("raw")
+            report_path(self.settings.build_dir).unlink(missing_ok=True)
             self.build_wheel(python, mode_variable, raw)
+            outcome.problems += dropped_files_problem(self.settings.build_dir)
             wheel = next(raw.glob("*.whl"))
             outcome.wheel = self.repair(wheel, exclude)
         except BuildkitError as error:
@@ -267,6 +270,12 @@ class Run:
 
 
 # ------------------------------------------------------------------ helpers
+def dropped_files_problem(build_dir: Path) -> list[str]:
+    """The problem line for the installed files the last wheel build dropped, by name."""
+    dropped = read_dropped(build_dir)
+    return [describe_dropped(dropped)] if dropped else []
+
+
 def _version(python: str) -> str:
     out = subprocess.run([python, "-c", "import sys; print('cp%d%d' % sys.version_info[:2])"],
                          capture_output=True, text=True)

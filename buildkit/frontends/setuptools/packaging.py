@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Any
+from typing import Any, Sequence
 
 import setuptools
 from setuptools import find_packages
@@ -38,21 +38,24 @@ def call_setuptools(project: Project, overrides: dict[str, Any]):
     name = (project.settings.library_distribution if project.mode is WheelMode.LIBRARY_ONLY
             else project.settings.project_name)
     long_description, content_type = project.long_description()  # 7
+    ext_modules = extensions(project)  # 6
     kwargs: dict[str, Any] = dict(
         name=name,
         version=project.version,
         install_requires=project.requirements(),
-        ext_modules=extensions(project),  # 6
-        **wheel_layout(project),  # 8 (and 10: unmatched rules are reported by name)
+        ext_modules=ext_modules,
+        # 8 (and 10: unmatched rules and installed files the wheel drops are reported by name)
+        **wheel_layout(project, [ext.name for ext in ext_modules]),
         entry_points={"console_scripts": project.scripts()},
         long_description=long_description,
         long_description_content_type=content_type,
         cmdclass=cmdclass(),
         distclass=functools.partial(BuildkitDistribution, project=project),
         zip_safe=False,
-        # buildkit's package-data rules are the one source of data files; setuptools'
-        # MANIFEST-based inclusion would add files no rule chose (and warn about
-        # lib/ and include/ looking like packages).
+        # What CMake installed and buildkit's package-data rules are the one source of
+        # data files; setuptools' MANIFEST-based inclusion (which setuptools-scm feeds
+        # from git, .gitignore included) would add or miss files on its own (and warn
+        # about lib/ and include/ looking like packages).
         include_package_data=False,
     )
     for keyword, field_name in DYNAMIC_FIELDS.items():
@@ -85,11 +88,16 @@ def _osx_target(project: Project) -> OsxTarget | None:
                       deployment_target=options.macosx_deployment_target)
 
 
+def switched_off(project: Project) -> list[str]:
+    """The optional packages whose condition does not hold."""
+    return [item.package for item in project.settings.optional_packages if not project.condition(item.when)]
+
+
 def packages(project: Project) -> list[str]:
     """The layout's top-level packages (and the main one, once the CMake install has made
     its folder) with their subpackages, less the optional ones switched off."""
     layout = project.settings.layout
-    left_out = [item.package for item in project.settings.optional_packages if not project.condition(item.when)]
+    left_out = switched_off(project)
     tops = dict.fromkeys([*layout.top_level_packages, project.settings.package.split(".")[0]])
     found = []
     for top in tops:
@@ -102,17 +110,22 @@ def packages(project: Project) -> list[str]:
     return list(mode_packages(kept, project.settings.package, project.mode))
 
 
-def wheel_layout(project: Project) -> dict[str, Any]:
-    """Step 8: packages, package_dir and package_data for setuptools, for this wheel mode."""
+def wheel_layout(project: Project, extension_modules: Sequence[str]) -> dict[str, Any]:
+    """Step 8: packages, package_dir and package_data for setuptools, for this wheel mode:
+    what the package-data rules select and what CMake installed into the package tree."""
     # Before the first build (a metadata-only step) a folder CMake creates is not there yet.
     files = project.package_files() if project.package_dir.is_dir() else []
+    shipped = packages(project)
+    installed = project.installed_files(shipped, extension_modules, switched_off(project)).package_data
+    main = project.settings.package
+    files = sorted({*files, *installed.pop(main, [])})
     if project.mode is WheelMode.LIBRARY_ONLY:
         layout = library_only_layout(files, project.package_dir, project.build_dir / "library-wheel",
                                      library_package(project.settings.library_distribution))
         # setuptools insists on package_dir paths relative to setup.py's folder.
         package_dir = {k: os.path.relpath(v, project.root) for k, v in layout.package_dir.items()}
         return {"packages": layout.packages, "package_dir": package_dir, "package_data": layout.package_data}
-    layout = {"packages": packages(project), "package_data": {project.settings.package: files},
+    layout = {"packages": shipped, "package_data": {main: files, **installed},
               "py_modules": list(project.settings.layout.py_modules)}
     # A wheel build packages the staging tree, where every top-level package sits in one root.
     package_dir = ({"": os.path.relpath(project.package_root, project.root)} if project.staged

@@ -7,7 +7,10 @@ Seams in setuptools' ``bdist_wheel``:
   call it, so replacing the project's license copy inside the dist-info there
   gives the same licenses either way, without touching the source tree.  What
   CMake installed into ``BUILDKIT_METADATA_DIR`` is added there too.
-* :meth:`get_tag` decides the tag for both the file name and ``WHEEL``.
+* :meth:`finalize_options` decides purity: setuptools looks only at the extension
+  list, buildkit at the files too (a native binary makes a platform wheel).
+* :meth:`get_tag` decides the tag for both the file name and ``WHEEL``:
+  ``py3-none-<platform>`` when the wheel holds native code but no extension module.
 * :meth:`run` writes the archive with ``WheelFile(dist_dir/...)``; pointing
   ``dist_dir`` at a private folder inside dist/ and renaming the finished wheel
   out of it keeps partial wheels out of dist/.  The folder is named after the
@@ -43,6 +46,7 @@ from buildkit.builder.flags import wheel_platform_tag
 from buildkit.config.options import WheelMode
 from buildkit.errors import BuildkitError
 from buildkit.frontends.setuptools.distribution import project_of
+from buildkit.package.contents import native_content
 from buildkit.package.licenses import license_paths, license_text
 from buildkit.package.metadata_dir import add_to_dist_info, installed_metadata_files, list_license_files
 from buildkit.project import Project
@@ -78,26 +82,55 @@ def _exported_epoch(epoch: int | None) -> Iterator[None]:
 class BdistWheel(_bdist_wheel):
     """setuptools' bdist_wheel with buildkit's licenses, tags and atomic output."""
 
+    # Whether the wheel holds a Python extension module: decided in finalize_options.
+    python_abi_specific = True
+
     def project(self) -> Project:
         return project_of(self.distribution)
 
     def finalize_options(self) -> None:
         distribution = self.distribution
-        if self.project().mode is WheelMode.LIBRARY_ONLY and not distribution.has_ext_modules():
-            # Shared libraries shipped as package data make the wheel platform-specific
-            # without any extension module.  Saying there are some is what makes
-            # setuptools mark the wheel non-pure and install the package at the wheel's
-            # root (platlib) rather than under <name>.data/purelib.
-            distribution.has_ext_modules = lambda: True  # type: ignore[method-assign]
+        library_only = self.project().mode is WheelMode.LIBRARY_ONLY
+        declared = distribution.has_ext_modules()
+        if library_only and not declared:
+            self._mark_platform_specific()
+        # CMake built and installed everything before setuptools started: the files the
+        # wheel will ship are known now, before purity decides the install scheme.
+        content = native_content(self._shipped_files())
+        if content.platform_specific and not distribution.has_ext_modules():
+            console.info(f"a platform wheel: {', '.join(content.binaries)} "
+                         f"{'is a native binary' if len(content.binaries) == 1 else 'are native binaries'}")
+            self._mark_platform_specific()
+        self.python_abi_specific = not library_only and (declared or bool(content.extension_modules))
         super().finalize_options()
+
+    def _mark_platform_specific(self) -> None:
+        """Native binaries shipped as package data make the wheel platform-specific without
+        any extension module.  Saying there are some is what makes setuptools mark the wheel
+        non-pure (Root-Is-Purelib: false) and install the package at the wheel's root
+        (platlib) rather than under <name>.data/purelib."""
+        self.distribution.has_ext_modules = lambda: True  # type: ignore[method-assign]
+
+    def _shipped_files(self) -> dict[str, Path]:
+        """Path in the wheel (or its data folder) -> file, for every file the wheel ships
+        besides the Python modules and the extensions setuptools builds."""
+        files = {}
+        for package, source, _, names in self.get_finalized_command("build_py").data_files:
+            files.update({f"{package.replace('.', '/')}/{name}": Path(source, name) for name in names})
+        for entry in self.distribution.data_files or []:
+            folder, names = entry if isinstance(entry, tuple) else ("", [entry])
+            files.update({f"data/{folder}/{Path(name).name}": Path(name) for name in names})
+        for kind in ("scripts", "headers"):
+            files.update({f"{kind}/{Path(name).name}": Path(name) for name in getattr(self.distribution, kind) or []})
+        return {name: path for name, path in files.items() if path.is_file()}
 
     # ------------------------------------------------------------------ tags
     def get_tag(self) -> tuple[str, str, str]:
         impl, abi, plat = super().get_tag()
         if not self.root_is_pure and not self.plat_name_supplied:
             plat = self._cross_platform_tag() or plat
-        if self.project().mode is WheelMode.LIBRARY_ONLY:
-            return "py3", "none", plat  # no Python extension: any CPython 3 can load it
+        if not self.root_is_pure and not self.python_abi_specific:
+            return "py3", "none", plat  # native code but no Python extension: any Python 3 loads it
         return impl, abi, plat
 
     def _cross_platform_tag(self) -> str | None:

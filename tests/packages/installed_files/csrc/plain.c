@@ -1,0 +1,1 @@
+int plain_answer(void) { return 42; }

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from buildkit.frontends.cli.audit import audit
-from buildkit_testing.processes import clean_env, run
+from buildkit_testing.processes import clean_env, run, unboxed
 
 BUILDKIT = [sys.executable, "-m", "buildkit", "wheels"]
 CP = "cp%d%d" % sys.version_info[:2]
@@ -110,7 +110,7 @@ def test_a_broken_wheel_fails_the_command_with_the_reason(tmp_path, wheelhouse, 
     out = tmp_path / "out"
     result = wheels_command(project, out, wheelhouse, "--kind", "library", "--no-smoke", "--report",
                             tmp_path / "report.json")
-    output = result.stdout + result.stderr
+    output = unboxed(result.stdout + result.stderr)
     assert result.returncode == 1, output
     (entry,) = json.loads((tmp_path / "report.json").read_text())  # written before the failing exit
     assert not entry["ok"] and entry["smoke"] == "skipped"

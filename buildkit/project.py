@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import platform as _platform
 import sys
-import sysconfig
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -21,7 +20,7 @@ from typing import Any, Collection, Iterator, Mapping, Sequence
 from packaging.version import Version
 
 from buildkit._util.resources import cmake_dir
-from buildkit.builder import linker_script
+from buildkit.builder import build_env, linker_script
 from buildkit.builder.build_lock import lock_build_folder
 from buildkit.builder.cmake_cache import CMakeCache
 from buildkit.builder.driver import CMakeDriver, DriverResult
@@ -218,14 +217,21 @@ class Project:
         return skbuild_defines(project_name=self.settings.project_name, public_version=version.public,
                                release=version.release, platlib=self.install_prefix, build_dir=self.build_dir)
 
+    @cached_property
+    def build_environment(self) -> build_env.BuildEnvironment:
+        """The environment this build runs in (pip's isolated one, not the target's) and its
+        CMake packages, mirrored into the build folder."""
+        return build_env.scan(self.build_dir, self.root)
+
     def prefix_path(self) -> list[str]:
         library = [str(self.library_prefix)] if self.library_prefix is not None else []
-        return [*library, sysconfig.get_paths()["purelib"]]
+        return [*library, *self.build_environment.prefix_path()]
 
     def driver(self) -> CMakeDriver:
         return CMakeDriver(self.settings, self.options, install_prefix=self.install_prefix,
                            configured_prefix=self.configured_prefix,
-                           extra_defines=self.extra_defines(), prefix_path=self.prefix_path())
+                           extra_defines=self.extra_defines(), prefix_path=self.prefix_path(),
+                           module_path=self.build_environment.module_path())
 
     # ------------------------------------------------------------------ build
     @contextmanager
@@ -268,6 +274,7 @@ class Project:
             develop_outputs = read_install_manifest(self.build_dir, self.configured_prefix)
             sync_sources(source_files(self.root, self.settings.layout, develop_outputs), self.tree_root,
                          read_install_manifest(self.build_dir, self.install_prefix))
+        build_env.sync_mirror(self.build_environment, self.build_dir)
         return self.driver().run(lock_held=True)
 
     @property

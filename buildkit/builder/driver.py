@@ -10,6 +10,9 @@ installs into the package tree and copies ``compile_commands.json`` to the proje
   each changed input is named.  Only what CMake reads into a new cache alone (the
   generator, toolchain file, source folder, and the compiler of a language the cache
   already enabled) forces a fresh configure.
+* ``CMAKE_PREFIX_PATH`` and ``CMAKE_MODULE_PATH`` come from the caller: the build
+  environment's site-packages and entry points, its CMake packages mirrored into the
+  build folder first (:mod:`buildkit.builder.build_env`).
 * A new Python reconfigures with ``-U`` patterns that drop FindPython's cached
   results, instead of deleting the cache: every other entry and object file stays.
 * The tools are recorded at configure and reused without starting them until
@@ -85,8 +88,8 @@ class DriverResult:
 class CMakeDriver:
     def __init__(self, settings: ProjectSettings, options: BuildOptions, *, install_prefix: Path,
                  configured_prefix: Path | None = None, extra_defines: Mapping[str, str] = {},
-                 prefix_path: Sequence[str | Path] = (), build_dir: Path | None = None,
-                 lock_timeout: float = DEFAULT_TIMEOUT_S):
+                 prefix_path: Sequence[str | Path] = (), module_path: Sequence[str | Path] = (),
+                 build_dir: Path | None = None, lock_timeout: float = DEFAULT_TIMEOUT_S):
         self.settings = settings
         self.options = options
         # Where this run installs, and the CMAKE_INSTALL_PREFIX of the configure: a wheel
@@ -96,6 +99,7 @@ class CMakeDriver:
         self.configured_prefix = Path(configured_prefix or install_prefix).absolute()
         self.extra_defines = dict(extra_defines)
         self.prefix_path = [str(p) for p in prefix_path]
+        self.module_path = [str(p) for p in module_path]  # the build environment's cmake.module folders
         self.build_dir = Path(build_dir or settings.build_dir).absolute()
         self.source_dir = settings.source_dir
         self.state_dir = self.build_dir / ".buildkit"
@@ -193,6 +197,7 @@ class CMakeDriver:
             "build type": build_type,
             "install prefix": str(self.configured_prefix),
             "CMAKE_PREFIX_PATH": merged_prefix_path(o, self.prefix_path),
+            "CMAKE_MODULE_PATH (entry points)": ";".join(self.module_path) or None,
             "compiler launcher": self._launcher(),
             "CUDA architectures": self._cuda_architectures(),
             "CMAKE_ARGS": shlex.join(o.cmake_args),
@@ -247,6 +252,9 @@ class CMakeDriver:
         if architectures := self._cuda_architectures():
             defines["CMAKE_CUDA_ARCHITECTURES"] = architectures
         defines.update(o.cmake_defines)  # the user's -D values win over buildkit's defaults
+        if self.module_path:  # after the user's own folders, so that their Find modules win
+            user = defines.get("CMAKE_MODULE_PATH", "").split(";")
+            defines["CMAKE_MODULE_PATH"] = ";".join(p for p in [*user, *self.module_path] if p)
         defines.update(self.extra_defines)
         return [*command, *(f"-D{name}={value}" for name, value in defines.items()), *o.cmake_args]
 

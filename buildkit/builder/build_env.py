@@ -117,8 +117,11 @@ def site_dirs(project_root: Path) -> list[str]:
 
 
 def _holds_distributions(folder: str) -> bool:
-    with os.scandir(folder) as entries:
-        return any(e.name.endswith(".dist-info") for e in entries)
+    try:
+        with os.scandir(folder) as entries:
+            return any(e.name.endswith(".dist-info") for e in entries)
+    except OSError:  # unreadable: nothing CMake could read there either
+        return False
 
 
 def scan(build_dir: Path, project_root: Path) -> BuildEnvironment:

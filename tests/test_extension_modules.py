@@ -16,6 +16,7 @@ times still.  pip, not uv: uv's hard-linked cache keeps mtimes and would hide th
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -115,6 +116,11 @@ def test_a_second_isolated_pip_install_compiles_nothing(test_package: Callable[.
     ninja_log = project / "build" / ".ninja_log"
     first = ninja_log.read_text()
     assert "_core" in first and (project / "build" / "build-env" / "pybind11").is_dir()
+    # pip's build environment, its mirror first; not the venv pip installs into.
+    inputs = json.loads((project / "build" / ".buildkit" / "configure.json").read_text())["inputs"]
+    prefix = inputs["CMAKE_PREFIX_PATH"].split(";")
+    assert prefix[0] == str(project / "build" / "build-env") and "pip-build-env-" in prefix[1], prefix
+    assert not any(Path(p).is_relative_to(tmp_path / "venv") for p in prefix), prefix
 
     second = pip_into(python, wheelhouse, "install", "-v", "--force-reinstall", "--no-deps", project)
     assert ninja_log.read_text() == first, "the second isolated build compiled or linked again"

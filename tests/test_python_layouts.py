@@ -84,6 +84,9 @@ def _checks_from_elsewhere(python: Path, project: Path, cwd: Path) -> None:
              "    places = [spec.origin or '', *(spec.submodule_search_locations or [])] if spec else []\n"
              "    if any(p.startswith(sys.argv[1]) for p in places):\n"
              "        raise SystemExit(f'{name} comes from the project folder: {places}')\n")
+    # A folder named like the package in the current directory (a checkout's parent folder)
+    # must not shadow the editable package as an empty namespace package.
+    (cwd / "srcpkg").mkdir(exist_ok=True)
     run([python, "-c", probe, f"{project}/"], cwd=cwd, env=clean_env())
 
 

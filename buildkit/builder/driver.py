@@ -41,15 +41,14 @@ from buildkit._util.fileutil import write_json as _write_json
 from buildkit.builder import file_api, toolchain
 from buildkit.builder.build_lock import DEFAULT_TIMEOUT_S, lock_build_folder
 from buildkit.builder.build_output import StepResult, copy_if_changed, print_summary, run_step
-from buildkit.builder.cmake_cache import (
-    CacheTruncatedError,
-    CMakeCache,
-    CMakeCacheError,
-    is_cmake_notfound,
-    project_uses_cuda,
+from buildkit.builder.cmake_cache import CacheTruncatedError, CMakeCache, CMakeCacheError, project_uses_cuda
+from buildkit.builder.compiler_checks import (
+    check_named_compilers,
+    compilers_from_cache,
+    named_compilers,
+    vanished_compiler_hint,
 )
 from buildkit.builder.configure_state import (
-    CACHE_COMPILERS,
     FINGERPRINT_FORMAT,
     TOOL_LABELS,
     Decision,
@@ -60,10 +59,10 @@ from buildkit.builder.configure_state import (
 from buildkit.builder.cuda_arch import normalize_cuda_architectures
 from buildkit.builder.install_step import PackageTreeInstall
 from buildkit.builder.jobs import default_job_count
-from buildkit.builder.toolchain import Compilers, Toolchain
+from buildkit.builder.toolchain import Toolchain
 from buildkit.config.options import BuildOptions, merged_prefix_path
 from buildkit.config.settings import ProjectSettings
-from buildkit.errors import BuildFailedError, ToolchainError
+from buildkit.errors import BuildFailedError
 
 # FindPython (and pybind11's older FindPythonInterp/Libs) cache what they found
 # under these names; -U drops them so they are looked up again for the new Python.
@@ -180,7 +179,7 @@ class CMakeDriver:
     def _discover(self, cache: CMakeCache | None) -> Toolchain:
         cmake = toolchain.find_cmake(self.settings.cmake_minimum_version)
         ninja = toolchain.find_ninja() if self._uses_ninja() else None
-        return Toolchain(cmake, ninja, _compilers_from_cache(cache))
+        return Toolchain(cmake, ninja, compilers_from_cache(cache))
 
     def _tools(self) -> Toolchain:
         if self._toolchain is None:
@@ -205,7 +204,7 @@ class CMakeDriver:
             **{f"-D{name}": value for name, value in o.cmake_defines},
             **{f"-D{name} (set by buildkit)": value for name, value in self.extra_defines.items()},
             **{f"environment {name}": value for name, value in o.cmake_environment},
-            **{f"environment {name}": value for name, value in self._compiler_variables().items()},
+            **{f"environment {name}": value for name, value in named_compilers(self.options).items()},
         }
         for kind, tool in (tools.tools().items() if tools else ()):
             if tool is not None:
@@ -267,58 +266,21 @@ class CMakeDriver:
         self.fingerprint_path.unlink(missing_ok=True)
         # From scratch means finding the tools again too (the probe cache makes it cheap).
         tools = self._discover(None) if decision.fresh else self._tools()
-        self._check_named_compilers()
+        check_named_compilers(self.options, self.build_dir)
         command = self.configure_command(tools, build_type, decision.forget_python)
         file_api.request_codemodel(self.build_dir)
         try:
             result = run_step("configure", command, build_dir=self.build_dir, verbose=self.options.verbose)
         except BuildFailedError as error:
-            error.hint = error.hint or self._vanished_compiler_hint()
+            error.hint = error.hint or vanished_compiler_hint(self.options, self.build_dir)
             raise
         self._cache = _UNREAD
-        tools = replace(tools, compilers=_compilers_from_cache(self.cache))
+        tools = replace(tools, compilers=compilers_from_cache(self.cache))
         toolchain.record(self.build_dir, tools)
         self._toolchain = tools
         _write_json(self.fingerprint_path, {"format": FINGERPRINT_FORMAT,
                                             "inputs": self.configure_inputs(tools, build_type)})
         return result
-
-    def _compiler_variables(self) -> dict[str, str]:
-        o = self.options
-        return {name: value for name, value in (("CC", o.cc), ("CXX", o.cxx), ("CUDACXX", o.cudacxx)) if value}
-
-    def _check_named_compilers(self) -> None:
-        """A compiler named by CC/CXX/CUDACXX that doesn't exist: say so before CMake fails obscurely."""
-        for variable, value in self._compiler_variables().items():
-            program = shlex.split(value)[-1] if value.strip() else value  # "ccache g++" runs g++
-            if os.sep in program and os.path.exists(program) or shutil.which(program):
-                continue
-            raise ToolchainError(
-                f"{variable}={value!r} names a compiler that does not exist.",
-                self._vanished_compiler_hint()
-                or f"Install it, point {variable} at an installed compiler, or unset {variable} to let CMake "
-                   "find one (`buildkit doctor` lists the compilers it finds).")
-
-    def _vanished_compiler_hint(self) -> str | None:
-        """What to do when a compiler this folder was configured with is gone (CMake's own
-        error only says it can't find it)."""
-        recorded = toolchain.load_recorded(self.build_dir)
-        defines = dict(self.options.cmake_defines)
-        for kind, variable in (("c", "CC"), ("cxx", "CXX"), ("nvcc", "CUDACXX")):
-            tool = getattr(recorded.compilers, kind) if recorded else None
-            if tool is None or os.path.lexists(tool.path):
-                continue
-            define = CACHE_COMPILERS[kind]
-            naming = [f"{name}={value}" for name, value in ((variable, os.environ.get(variable)),
-                                                            (define, defines.get(define)))
-                      if value and str(tool.path) in value]
-            if naming:
-                return (f"The {TOOL_LABELS[kind]} {tool.path} this build folder was configured with no longer exists, "
-                        f"and {' and '.join(naming)} still names it: install it again, or set {variable} to an "
-                        "installed compiler (or unset it) and run again.")
-            return (f"The {TOOL_LABELS[kind]} {tool.path} this build folder was configured with no longer exists: "
-                    "install it again, or run again with CMAKE_FRESH=1 to configure with the compilers found now.")
-        return None
 
     def _delete_cache(self) -> None:
         # Only these two, only inside the build folder: never follow a link out of it.
@@ -419,17 +381,3 @@ class CMakeDriver:
         command = shlex.join([str(self._tools().cmake.path), "--build", str(self.build_dir), "--target", "install"])
         console.info(f"stopped after configure (CMAKE_ONLY=1). To build and install, run `{command}`, "
                      "or run this command again without CMAKE_ONLY.")
-
-
-# -------------------------------------------------------------- helpers
-
-def _compilers_from_cache(cache: CMakeCache | None) -> Compilers:
-    """The compilers CMake actually chose (CC, CXX, toolchain files...), with versions."""
-    found: dict[str, toolchain.Tool | None] = {}
-    for kind, variable in CACHE_COMPILERS.items():
-        path = cache.get_value(variable) if cache is not None else None
-        usable = path and os.path.isabs(path) and not is_cmake_notfound(path)
-        found[kind] = toolchain.probe_tool(kind, path) if usable else None
-    return Compilers(**found)
-
-

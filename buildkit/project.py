@@ -72,6 +72,8 @@ class Project:
     # A wheel build (not develop, not editable): CMake installs into a staging copy of
     # the package tree under the build folder, and the wheel is packaged from there.
     staged: bool = False
+    # An sdist: a release artifact, so no development label (+git<sha>) in its version.
+    for_sdist: bool = False
     _result: DriverResult | None = field(default=None, init=False, repr=False)
     _cache: CMakeCache | None = field(default=_UNREAD, init=False, repr=False)
     _holding_lock: bool = field(default=False, init=False, repr=False)
@@ -140,7 +142,7 @@ class Project:
         return resolve_version(self.root, build_version=self.options.build_version,
                                build_number=self.options.build_number,
                                version_file=self.settings.version_file,
-                               build_version_var=self.options.release_variable)
+                               build_version_var=self.options.release_variable, git_label=not self.for_sdist)
 
     @property
     def version(self) -> str:

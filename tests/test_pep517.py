@@ -183,8 +183,11 @@ def test_pip_install_build_and_sdist_in_a_fresh_venv(bare_venv, wheelhouse, neut
     run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=project,
         env=venv_env(Path(sys.executable), wheelhouse))
     assert (project / "minimal" / "lib" / "libminimal.so").is_file()
-    run([*build, "--sdist", project], env=venv_env(Path(sys.executable), wheelhouse))
+    made = run([*build, "--sdist", project], env=venv_env(Path(sys.executable), wheelhouse))
     (sdist,) = dist.glob("*.tar.gz")
+    # An sdist is a release artifact: the checkout's +git label is dropped, and said so.
+    assert f"sdist version 0.1.0: without the +{version.split('+')[1]} label" in made.stdout + made.stderr
+    version = "0.1.0"
     top = f"minimal-{version}"
     assert sdist.name == f"{top}.tar.gz"
     with tarfile.open(sdist) as archive:

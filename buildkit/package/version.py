@@ -117,9 +117,10 @@ def _read_version_txt(path: Path, build_version_var: str) -> str:
 
 def resolve_version(project_root: Path, *, build_version: str | None = None,
                     build_number: int | None = None, build_version_var: str = RELEASE_VERSION_VARIABLE,
-                    version_file: str = VERSION_FILE, git: str = "git") -> ResolvedVersion:
+                    version_file: str = VERSION_FILE, git: str = "git", git_label: bool = True) -> ResolvedVersion:
     """Resolve the version; ``build_version_var`` names the variable in error messages,
-    ``version_file`` is relative to ``project_root``."""
+    ``version_file`` is relative to ``project_root``; without ``git_label`` (an sdist) a
+    git checkout's version keeps no ``+git<sha>``."""
     root = Path(project_root)
     if build_version is not None and build_version.strip():
         version = _checked(build_version.strip(), build_version_var)
@@ -131,7 +132,8 @@ def resolve_version(project_root: Path, *, build_version: str | None = None,
     version_txt = root / version_file
     base = _checked(_read_version_txt(version_txt, build_version_var), str(version_txt))
     sha = git_sha(root, git)
-    return ResolvedVersion(_checked(_with_git_label(base, sha), str(version_txt)), sha, version_file)
+    labelled = _with_git_label(base, sha) if git_label else base
+    return ResolvedVersion(_checked(labelled, str(version_txt)), sha, version_file)
 
 
 # --- version.py --------------------------------------------------------------------

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from buildkit._util import console
 from buildkit.config.options import current_config_settings
 from buildkit.errors import reporting_errors
 from buildkit.frontends import develop_state
@@ -70,6 +71,11 @@ def _setup(overrides: dict[str, Any]):
         return _package(handed, overrides)
     project = Project.load(root, config_settings=current_config_settings())  # 1
     project.staged = builds_a_wheel(sys.argv[1:])
+    project.for_sdist = "sdist" in sys.argv[1:] and not needs_build(sys.argv[1:])
+    resolved = project.resolved_version
+    if project.for_sdist and resolved.git_sha and resolved.source == project.settings.version_file:
+        console.info(f"sdist version {resolved.version}: without the +git{resolved.git_sha[:7]} label that "
+                     "builds from this checkout carry (an sdist is a release artifact)")
     project.requirements()  # 2: a bad requirement stops here, before any build
     if not needs_build(sys.argv[1:]):  # 4 (3 happens inside the driver's configure inputs)
         return _package(project, overrides)

@@ -146,3 +146,37 @@ def test_a_top_level_module_needs_no_placeholder_folder(test_package: Callable[.
                env=clean_env())
     assert done.stdout.split() == ["5", "1.2.0"]
     assert not (project / "topext").exists()
+
+
+NAMESPACE_PROJECT = {
+    "pyproject.toml": '[build-system]\nrequires = ["setuptools-buildkit"]\nbuild-backend = "buildkit.build_meta"\n\n'
+                      '[project]\nname = "acme-widgets"\nversion = "2.0.0"\n\n'
+                      '[tool.buildkit]\npackage = "acme.widgets"\ninstall-prefix = "wheel-root"\n',
+    # acme/ has no __init__.py: a PEP 420 namespace shared with other distributions.
+    "src/acme/widgets/__init__.py": "from ._fast import double\n",
+    "src/acme/widgets/shapes.py": "SIDES = {'triangle': 3}\n",
+    "fast.c": '#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n'
+              'static PyObject* d(PyObject* s, PyObject* a) { return PyNumber_Add(a, a); }\n'
+              'static PyMethodDef m[] = {{"double", d, METH_O, 0}, {0}};\n'
+              'static struct PyModuleDef md = {PyModuleDef_HEAD_INIT, "_fast", 0, -1, m};\n'
+              'PyMODINIT_FUNC PyInit__fast(void) { return PyModule_Create(&md); }\n',
+    "CMakeLists.txt": "cmake_minimum_required(VERSION 3.24)\nproject(acme LANGUAGES C)\n"
+                      "find_package(Python COMPONENTS Interpreter Development.Module REQUIRED)\n"
+                      "Python_add_library(_fast MODULE fast.c WITH_SOABI)\n"
+                      "install(TARGETS _fast DESTINATION acme/widgets)\n",
+}
+
+
+@pytest.mark.slow
+def test_a_namespace_package_builds_into_its_namespace(overlay_python: Path, tmp_path: Path) -> None:
+    project = write_files(tmp_path / "acme-widgets", NAMESPACE_PROJECT)
+    run([overlay_python, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", tmp_path / "dist",
+         project], env=clean_env())
+    names = set(zipfile.ZipFile(only_wheel(tmp_path / "dist")).namelist())
+    assert {"acme/widgets/__init__.py", "acme/widgets/shapes.py"} <= names, sorted(names)
+    assert any(n.startswith("acme/widgets/_fast.") and n.endswith(".so") for n in names), sorted(names)
+    assert "acme/__init__.py" not in names  # the namespace stays open to other distributions
+    run([overlay_python, "-m", "buildkit", "develop", project], env=clean_env())
+    assert list((project / "src" / "acme" / "widgets").glob("_fast.*.so")) and not (project / "acme").exists()
+    probe = "import acme.widgets, acme.widgets.shapes as s; print(acme.widgets.double(21), s.SIDES['triangle'])"
+    assert run([overlay_python, "-c", probe], cwd=tmp_path, env=clean_env()).stdout.split() == ["42", "3"]

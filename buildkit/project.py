@@ -19,6 +19,7 @@ from typing import Any, Collection, Iterator, Mapping, Sequence
 
 from packaging.version import Version
 
+from buildkit._util import console
 from buildkit._util.resources import cmake_dir
 from buildkit.builder import build_env, linker_script
 from buildkit.builder.build_lock import lock_build_folder
@@ -50,7 +51,7 @@ from buildkit.package.split import (
     mode_defines,
     write_native_loader,
 )
-from buildkit.package.staging import source_files, staging_root, sync_sources
+from buildkit.package.staging import data_sources, source_files, staging_root, sync_sources
 from buildkit.package.version import (
     VERSION_MODULE_ELSEWHERE,
     ResolvedVersion,
@@ -77,6 +78,7 @@ class Project:
     _result: DriverResult | None = field(default=None, init=False, repr=False)
     _cache: CMakeCache | None = field(default=_UNREAD, init=False, repr=False)
     _holding_lock: bool = field(default=False, init=False, repr=False)
+    _staged_sources: dict[str, Path] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def load(cls, root: Path | str, *, environ: Mapping[str, str] | None = None,
@@ -274,8 +276,8 @@ class Project:
         self._refuse_user_files()
         if self.staged:  # the Python sources first: what CMake installs goes on top
             develop_outputs = read_install_manifest(self.build_dir, self.configured_prefix)
-            sync_sources(source_files(self.root, self.settings.layout, develop_outputs), self.tree_root,
-                         read_install_manifest(self.build_dir, self.install_prefix))
+            self._staged_sources = source_files(self.root, self.settings.layout, develop_outputs)
+            sync_sources(self._staged_sources, self.tree_root, read_install_manifest(self.build_dir, self.install_prefix))
         build_env.sync_mirror(self.build_environment, self.build_dir)
         return self.driver().run(lock_held=True)
 
@@ -330,7 +332,15 @@ class Project:
         it drops by name and records them for `buildkit wheels`."""
         tree = PackageTree(self.package_root, self.settings.package, self.package_dir, packages, extension_modules,
                            switched_off)
-        result = sort_installed(self.install_manifest, tree, rules=self.package_data_rules, mode=self.mode,
+        candidates = self.install_manifest
+        # A wheel with Python packages ships their folders' data files too (a library-only wheel has none).
+        if self._staged_sources and self.mode is not WheelMode.LIBRARY_ONLY:
+            data, ignored = data_sources(self._staged_sources, self.settings.layout, self.tree_root, packages,
+                                         self.root)
+            candidates = list(dict.fromkeys([*data, *candidates]))
+            for path in ignored:
+                console.detail(f"left out of the wheel: {path} (.gitignore names it)")
+        result = sort_installed(candidates, tree, rules=self.package_data_rules, mode=self.mode,
                                 cache=self.cache, wheel_exclude=self.settings.wheel_exclude)
         if self.built and self.staged:
             report_installed(result)

@@ -60,6 +60,26 @@ def test_explicit_packages_and_modules_win(tmp_path: Path) -> None:
     assert layout.py_modules == ("tool",) and layout.setuptools_package_dir() == {"": "code"}
 
 
+def test_declared_packages_name_the_package_when_the_project_name_is_not_one(tmp_path: Path) -> None:
+    """A package named otherwise than the project: its rules and generated files go there,
+    not into a folder named after the project that nothing ships."""
+    write_files(tmp_path, {"pyproject.toml": '[project]\nname = "navigate-editable"\nversion = "1"\n'
+                                             '[tool.buildkit]\npackages = ["python/shared_pkg"]\n'})
+    settings = load_settings(tmp_path)
+    assert settings.package == "shared_pkg" and settings.package_dir == tmp_path / "python" / "shared_pkg"
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "shared-pkg"\nversion = "1"\n'
+                                             '[tool.buildkit]\npackages = ["python/other", "python/shared_pkg"]\n')
+    assert load_settings(tmp_path).package == "shared_pkg"  # the project's name, when it is one of them
+
+
+def test_a_cmakelists_written_for_scikit_build_core_installs_at_the_wheel_root(tmp_path: Path) -> None:
+    write_files(tmp_path, {"pyproject.toml": '[project]\nname = "pkg"\nversion = "1"\n', "src/pkg/__init__.py": "",
+                           "CMakeLists.txt": "project(pkg LANGUAGES C)\ninstall(FILES a DESTINATION pkg)\n"})
+    assert load_settings(tmp_path).install_prefix.value == "package"  # PyTorch's layout
+    (tmp_path / "CMakeLists.txt").write_text("project(${SKBUILD_PROJECT_NAME} LANGUAGES C)\n")
+    assert load_settings(tmp_path).install_prefix.value == "wheel-root"
+
+
 def test_no_package_folder_yet_means_wheel_root(tmp_path: Path) -> None:
     write_files(tmp_path, {"pyproject.toml": '[project]\nname = "topext"\nversion = "1.0"\n',
                            "src/helper.py": ""})
@@ -116,16 +136,22 @@ def test_src_layout_wheel_holds_what_it_imports(test_package: Callable[..., Path
                                                 tmp_path: Path) -> None:
     project = test_package("src_layout")
     commit_all(project)
+    (project / "src" / "srcpkg" / "debug.log").write_text("a local file that .gitignore names\n")
     run([overlay_python, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", tmp_path / "dist",
          project], env=clean_env())
     run([overlay_python, "-m", "build", "--wheel", "--no-isolation", "--outdir", tmp_path / "dist2", project],
         env=clean_env())
     # Wheel builds stage under build/: no .so, generated file or compile_commands.json in the tree.
-    assert git(project, "status", "--porcelain", "--ignored").splitlines() == ["?? build/"]
+    outside_build = [line for line in git(project, "status", "--porcelain", "--ignored").splitlines()
+                     if not line[3:].startswith("build/")]
+    assert outside_build == ["!! src/srcpkg/debug.log"], outside_build
     wheel = only_wheel(tmp_path / "dist")
     assert set(zipfile.ZipFile(wheel).namelist()) == set(zipfile.ZipFile(only_wheel(tmp_path / "dist2")).namelist())
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"pmod.py", "srcpkg/__init__.py"} <= names
+    # Data files of the package folder ship without a rule (scikit-build-core does the same);
+    # what .gitignore names does not.
+    assert {"srcpkg/py.typed", "srcpkg/data/table.csv"} <= names and "srcpkg/debug.log" not in names
     assert any(n.startswith("srcpkg/_core.") for n in names) and any(n.startswith("topmod.") for n in names)
     assert not any(n.startswith(("tests/", "src/", "setup")) for n in names), sorted(names)
     # SKBUILD_DATA_DIR and SKBUILD_SCRIPTS_DIR land in the wheel's .data folders; SKBUILD_NULL_DIR nowhere.

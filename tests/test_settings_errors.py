@@ -57,7 +57,7 @@ WRONG_TYPES = [
     ("readme", 'readme = false',
      "[tool.buildkit] readme must be a string, not False."),
     ("cmake-defines", 'cmake-defines = { USE_X = [1] }',
-     "[tool.buildkit] cmake-defines must be a table of strings, booleans or integers, not {'USE_X': [1]}."),
+     "[tool.buildkit] cmake-defines must be a table of strings, booleans, integers or lists of strings, not {'USE_X': [1]}."),
     ("cmake-aliases", 'cmake-aliases = { CUDA_HOST_COMPILER = true }',
      "[tool.buildkit] cmake-aliases must be a table of strings, not {'CUDA_HOST_COMPILER': True}."),
     ("cmake-forward", 'cmake-forward = "BLAS"',

@@ -44,9 +44,12 @@ def _is_forwarded(name: str, extra: frozenset[str], switches: frozenset[str]) ->
 
 
 def define_value(value: Any) -> str:
-    """A TOML value as CMake reads it: booleans as ON/OFF."""
+    """A TOML value as CMake reads it: booleans as ON/OFF, a list as a CMake list (items
+    joined by ';', a ';' inside an item escaped, as scikit-build-core does)."""
     if isinstance(value, bool):
         return "ON" if value else "OFF"
+    if isinstance(value, (list, tuple)):
+        return ";".join(str(item).replace(";", "\\;") for item in value)
     return str(value)
 
 

@@ -157,7 +157,8 @@ class ProjectSettings:
 
     package: str = setting(
         "Import package that CMake installs into (`<package>/lib`, `include`, `share/cmake`). "
-        "Default: the `[project]` name with `-` and `.` replaced by `_`.",
+        "Default: the `[project]` name with `-` and `.` replaced by `_`, unless `packages` (or `[tool.setuptools]`) "
+        "declares top-level packages without that name: then the first of them.",
         kind="dotted module name", check=_is_dotted_name, default=None, derived=True)
     packages: tuple[str, ...] = setting(
         "Folders of the top-level import packages, relative to the project, e.g. `[\"src/pkg\"]` "
@@ -171,8 +172,9 @@ class ProjectSettings:
         "Where `cmake --install` puts files: `package` (the package's folder, PyTorch's layout: "
         "`install(TARGETS t DESTINATION lib)`) or `wheel-root` (the package root, scikit-build-core's layout: "
         "`install(TARGETS m DESTINATION <package>)`, `DESTINATION .` for a top-level module; buildkit then "
-        "defines scikit-build-core's `SKBUILD_*` variables). Default: `package` when the package folder exists, "
-        "else `wheel-root`. Library-only wheels always use `package`.", default=None, derived=True)
+        "defines scikit-build-core's `SKBUILD_*` variables). Default: `package` when the package folder exists "
+        "and the top-level CMakeLists.txt does not mention `SKBUILD`, else `wheel-root`. Library-only wheels "
+        "always use `package`.", default=None, derived=True)
     cmake_source_dir: str = setting("Folder holding the top-level `CMakeLists.txt`, relative to the project.",
                                     default=".")
     build_dir: Path = setting("The kept CMake build folder, relative to the project.",
@@ -202,9 +204,10 @@ class ProjectSettings:
     licenses: tuple[str, ...] = setting("Third-party license files concatenated into the wheel's license file.",
                                         default=())
     readme: str = setting("File used as the long description.", default="README.md")
-    cmake_defines: dict[str, str | bool | int] = setting(
-        "`-D` values passed to every configure (`true`/`false` become `ON`/`OFF`); the environment and config "
-        "settings override them.", default_factory=dict)
+    cmake_defines: dict[str, str | bool | int | tuple[str, ...]] = setting(
+        "`-D` values passed to every configure (`true`/`false` become `ON`/`OFF`, a list of strings a CMake list "
+        "with each `;` inside an item escaped); the environment and config settings override them.",
+        default_factory=dict)
     cmake_aliases: dict[str, str] = setting(
         "Environment variables forwarded to CMake under another name (`ENV_NAME = \"CMAKE_NAME\"`).",
         default_factory=lambda: {"CUDA_HOST_COMPILER": "CMAKE_CUDA_HOST_COMPILER"})
@@ -248,20 +251,33 @@ class ProjectSettings:
     def __post_init__(self) -> None:
         # The defaults that depend on the project name, filled in once so that every
         # reader sees a plain string.
+        named = self.package or self.project_name.replace("-", "_").replace(".", "_")
+        layout = detect_layout(self.root, named, packages=self.packages, py_modules=self.py_modules,
+                               setuptools_table=self.setuptools_table)
         if self.package is None:
-            object.__setattr__(self, "package", self.project_name.replace("-", "_").replace(".", "_"))
+            # A declared layout whose packages do not include the project's name (packages =
+            # ["python/shared_pkg"] in project navigate_editable): its first package is the one.
+            tops = list(layout.package_folders)
+            object.__setattr__(self, "package", named if named in tops or not tops else tops[0])
+        object.__setattr__(self, "layout", layout)
         if self.env_prefix is None:
             object.__setattr__(self, "env_prefix", self.package.split(".")[0].upper())
         if self.library_distribution is None:
             object.__setattr__(self, "library_distribution", "lib" + self.project_name.replace("_", "-"))
         object.__setattr__(self, "build_dir", (self.root / self.build_dir).resolve())
-        object.__setattr__(self, "layout", detect_layout(self.root, self.package, packages=self.packages,
-                                                         py_modules=self.py_modules,
-                                                         setuptools_table=self.setuptools_table))
         if self.install_prefix is None:
-            has_folder = self.package.split(".")[0] in self.layout.package_folders
+            pytorch_style = self.package.split(".")[0] in self.layout.package_folders and not self.uses_skbuild
             object.__setattr__(self, "install_prefix",
-                               InstallPrefix.PACKAGE if has_folder else InstallPrefix.WHEEL_ROOT)
+                               InstallPrefix.PACKAGE if pytorch_style else InstallPrefix.WHEEL_ROOT)
+
+    @property
+    def uses_skbuild(self) -> bool:
+        """Whether the top-level CMakeLists.txt reads scikit-build-core's SKBUILD_* variables
+        (it was written for the wheel-root layout)."""
+        try:
+            return "SKBUILD" in (self.source_dir / "CMakeLists.txt").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
 
     @property
     def package_dir(self) -> Path:

@@ -21,6 +21,7 @@ import sysconfig
 from pathlib import Path, PurePosixPath
 from typing import Collection, Iterable
 
+from buildkit._util.git import run_git
 from buildkit.config.python_layout import PythonLayout
 from buildkit.package.version import is_generated_version_file
 
@@ -93,3 +94,23 @@ def _same_content(a: Path, b: Path) -> bool:
     if sa.st_mtime_ns == sb.st_mtime_ns:
         return True  # copy2 keeps the time: the file was copied from this very version
     return a.read_bytes() == b.read_bytes()
+
+
+def data_sources(files: dict[str, Path], layout: PythonLayout, root: Path, packages: Collection[str],
+                 project_root: Path) -> tuple[list[Path], list[str]]:
+    """The staged source files that are data rather than modules setuptools ships by
+    package (the ``.py`` files of the wheel's packages), as paths in the staging tree
+    ``root``; and those left out because the project's ``.gitignore`` names them
+    (relative to the project), as scikit-build-core leaves them out."""
+    package_folders = {PurePosixPath(name.replace(".", "/")) for name in packages}
+    ignored = set(run_git(project_root, "ls-files", "--others", "--ignored", "--exclude-standard") or ())
+    shipped, left_out = [], []
+    for relative, source in files.items():
+        in_wheel = PurePosixPath(relative).relative_to(layout.package_root)
+        if in_wheel.suffix == ".py" and in_wheel.parent in package_folders:
+            continue
+        if source.is_relative_to(project_root) and source.relative_to(project_root).as_posix() in ignored:
+            left_out.append(source.relative_to(project_root).as_posix())
+            continue
+        shipped.append(root / PurePosixPath(relative))
+    return shipped, sorted(left_out)

@@ -69,31 +69,27 @@ def _meaningful(text: str) -> list[str]:
 
 # --- the ports ---------------------------------------------------------------------
 
-WHEEL_ROOT = 'install-prefix = "wheel-root"'
+# No port sets install-prefix: each CMakeLists.txt reads SKBUILD_* variables, so buildkit
+# installs at the wheel's root, as scikit-build-core does.
 PORTS = {port.name: port for port in (
-    Port("simplest_c", f"""
-{WHEEL_ROOT}
-# scikit-build-core ships every file of src/simplest except what .gitignore (`*ignored*`)
-# names; buildkit ships the package's data files through rules.
-package-data = [{{ include = ["*.txt"], exclude = ["ignored.txt", "artifact_ignored.txt", "ignored_included.txt"] }}]
+    Port("simplest_c", """
+# Outside a git checkout buildkit reads no .gitignore: the files the sample's .gitignore
+# names (`*ignored*`) are left out by name, as scikit-build-core leaves them out.
+wheel-exclude = ["simplest/ignored.txt", "simplest/artifact_ignored.txt", "simplest/ignored_included.txt"]
 """),
-    Port("navigate_editable", f"""
-{WHEEL_ROOT}
-package = "shared_pkg"
+    Port("navigate_editable", """
 packages = ["python/shared_pkg"]
-package-data = [{{ include = ["data/*.txt"] }}]
 """),
-    Port("cmake_generated", f"""
-{WHEEL_ROOT}
+    Port("cmake_generated", """
 # [[tool.scikit-build.generate]] wrote cmake_generated/_version.py from a template.
 version-module = "_version.py"
-package-data = [{{ include = ["static_data", "*/static_data"] }}]
+# scikit-build-core's wheel.exclude = ["**.c", "**.in"]: buildkit's globs take '**' as a whole segment.
+wheel-exclude = ["**/*.c", "**/*.in"]
 """, project_edits={'dynamic = ["version"]': (
         'version = "1.2.3"',
         "scikit-build-core's regex provider read the version from CMakeLists.txt; buildkit takes a static "
         "[project] version (or version.txt)")}),
-    Port("importlib_editable", f"""
-{WHEEL_ROOT}
+    Port("importlib_editable", """
 cmake-source-dir = "src"
 py-modules = ["pmod"]
 """),
@@ -104,9 +100,9 @@ py-modules = ["pmod"]
 
 DEFINES_PORT = Port("cmake_defines", r"""
 [tool.buildkit.cmake-defines]
-# scikit-build-core joins a TOML list with ';' and escapes a ';' inside an item.
-ONE_LEVEL_LIST = "Foo;Bar;ExceptionallyLargeListEntryThatWouldOverflowTheLine;Baz"
-NESTED_LIST = 'Apple;Lemon\;Lime;Banana'
+# The same TOML lists: buildkit joins them with ';' and escapes a ';' inside an item.
+ONE_LEVEL_LIST = ["Foo", "Bar", "ExceptionallyLargeListEntryThatWouldOverflowTheLine", "Baz"]
+NESTED_LIST = ["Apple", "Lemon;Lime", "Banana"]
 """, project_edits={"": ('[project]\nname = "cmake_defines"\nversion = "0.0.1"',
                          "buildkit reads the project's name and version (SKBUILD_PROJECT_NAME/VERSION) even to "
                          "configure; the sample has no [project] table")})

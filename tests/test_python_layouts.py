@@ -108,6 +108,10 @@ def _checks_from_elsewhere(python: Path, project: Path, cwd: Path) -> None:
     # must not shadow the editable package as an empty namespace package.
     (cwd / "srcpkg").mkdir(exist_ok=True)
     run([python, "-c", probe, f"{project}/"], cwd=cwd, env=clean_env())
+    # A regular package of that name on PYTHONPATH wins, as it would over an installed wheel.
+    other = write_files(cwd / "elsewhere", {"srcpkg/__init__.py": "COPY = True\n"})
+    found = run([python, "-c", "import srcpkg; print(srcpkg.COPY)"], cwd=cwd, env=clean_env(PYTHONPATH=str(other)))
+    assert found.stdout.strip() == "True"
 
 
 FRONT_ENDS = {

@@ -50,7 +50,7 @@ def _sorted_tree(tmp_path: Path, mode: WheelMode) -> InstalledFiles:
     """A package-mode tree (CMake installed into pkg/) with one file for each fate."""
     installed = ["pkg/lib/libcore.so", "pkg/lib/libpkg_python.so", "pkg/generated.txt", "pkg/data/x.txt",
                  "pkg/tests/expected.txt", "pkg/include/gated/g.h", "pkg/extra/blob.bin", "pkg/opt/x.txt",
-                 EXTENSION, "stray.txt"]
+                 EXTENSION, "stray.txt", "toplevel.py"]
     write_files(tmp_path, {name: "x" for name in installed})
     rules = (*default_rules(), PackageDataRule(("include/gated/*.h",), when="USE_GATED"),
              PackageDataRule(("extra/*",), modes=frozenset({WheelMode.LIBRARY_ONLY})))
@@ -75,6 +75,7 @@ def test_every_installed_file_ships_unless_a_setting_keeps_it_out(tmp_path: Path
     # Outside every package: it cannot ship, and says so.
     assert [(d.path, d.reason) for d in result.dropped] == [("stray.txt", "outside the packages the wheel ships: pkg")]
     assert result.unmatched_excludes == ("pkg/nothing/*",)
+    assert result.py_modules == ("toplevel",)  # a module installed at the root is a top-level module
 
 
 def test_the_split_modes_keep_their_files_apart(tmp_path: Path) -> None:

@@ -50,6 +50,7 @@ class InstalledFiles:
     matched no installed file."""
 
     package_data: dict[str, list[str]] = field(default_factory=dict)
+    py_modules: tuple[str, ...] = ()  # top-level .py modules installed at the wheel's root
     excluded: tuple[LeftOut, ...] = ()
     dropped: tuple[LeftOut, ...] = ()
     unmatched_excludes: tuple[str, ...] = ()
@@ -77,7 +78,7 @@ def sort_installed(installed: Iterable[Path], tree: PackageTree, *, rules: Seque
     # Deepest package first: a file belongs to the innermost package folder holding it.
     owners = sorted(tree.packages, key=lambda p: p.count("."), reverse=True)
     package_data: dict[str, list[str]] = {}
-    excluded, dropped, used = [], [], set()
+    excluded, dropped, used, py_modules = [], [], set(), []
     for path in installed:
         located = _in_wheel(Path(path), tree, main)
         if located is None:
@@ -97,11 +98,13 @@ def sort_installed(installed: Iterable[Path], tree: PackageTree, *, rules: Seque
             package_data.setdefault(tree.package, []).append(in_main)
         elif owner := next((p for p in owners if in_wheel.startswith(_slashed(p) + "/")), None):
             package_data.setdefault(owner, []).append(in_wheel[len(_slashed(owner)) + 1:])
+        elif "/" not in in_wheel and in_wheel.endswith(".py") and in_wheel[:-3].isidentifier():
+            py_modules.append(in_wheel[:-3])  # `install(FILES pmod.py DESTINATION .)`: a top-level module
         else:
             shipped = ", ".join(sorted({p.split(".")[0] for p in tree.packages})) or "none"
             dropped.append(LeftOut(in_wheel, f"outside the packages the wheel ships: {shipped}"))
-    return InstalledFiles({k: sorted(v) for k, v in package_data.items()}, tuple(excluded), tuple(dropped),
-                          tuple(p for p in wheel_exclude if p not in used))
+    return InstalledFiles({k: sorted(v) for k, v in package_data.items()}, tuple(sorted(py_modules)),
+                          tuple(excluded), tuple(dropped), tuple(p for p in wheel_exclude if p not in used))
 
 
 def _slashed(dotted: str) -> str:

@@ -116,7 +116,8 @@ def wheel_layout(project: Project, extension_modules: Sequence[str]) -> dict[str
     # Before the first build (a metadata-only step) a folder CMake creates is not there yet.
     files = project.package_files() if project.package_dir.is_dir() else []
     shipped = packages(project)
-    installed = project.installed_files(shipped, extension_modules, switched_off(project)).package_data
+    sorted_files = project.installed_files(shipped, extension_modules, switched_off(project))
+    installed = sorted_files.package_data
     main = project.settings.package
     files = sorted({*files, *installed.pop(main, [])})
     if project.mode is WheelMode.LIBRARY_ONLY:
@@ -126,7 +127,7 @@ def wheel_layout(project: Project, extension_modules: Sequence[str]) -> dict[str
         package_dir = {k: os.path.relpath(v, project.root) for k, v in layout.package_dir.items()}
         return {"packages": layout.packages, "package_dir": package_dir, "package_data": layout.package_data}
     layout = {"packages": shipped, "package_data": {main: files, **installed},
-              "py_modules": list(project.settings.layout.py_modules)}
+              "py_modules": list(dict.fromkeys([*project.settings.layout.py_modules, *sorted_files.py_modules]))}
     # A wheel build packages the staging tree, where every top-level package sits in one root.
     package_dir = ({"": os.path.relpath(project.package_root, project.root)} if project.staged
                    else project.settings.layout.setuptools_package_dir())

@@ -91,7 +91,6 @@ wheel-exclude = ["**/*.c", "**/*.in"]
         "[project] version (or version.txt)")}),
     Port("importlib_editable", """
 cmake-source-dir = "src"
-py-modules = ["pmod"]
 """),
     # No package folder: buildkit installs at the wheel's root by default.
     Port("simple_pyproject_ext", "", build_requires=("setuptools-buildkit", "pybind11")),

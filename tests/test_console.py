@@ -24,3 +24,17 @@ def test_a_plain_box_fits_its_frame(message: str, monkeypatch: pytest.MonkeyPatc
     # Nothing lost to the wrap (a token longer than the box is folded, hence no spaces).
     assert unboxed("\n".join(lines)).replace(" ", "") == "".join(message.split())
     assert "buildkit error" in lines[0]
+
+
+def test_terminal_messages_keep_their_brackets(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """On a terminal rich prints them: `[tool.buildkit]` and `pkg[extra]` are text, not markup."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setattr(console, "is_interactive", lambda: True)
+    message = "set [tool.buildkit] wheel-exclude, or pip install 'setuptools-buildkit[wheels]'"
+    console.info(message)
+    console.warn(message)
+    console.boxed("buildkit error", message)
+    err = capsys.readouterr().err
+    assert err.count("[tool.buildkit]") == 3 and err.count("setuptools-buildkit[wheels]") == 3, err

@@ -56,9 +56,17 @@ def plain(line: str) -> None:
     sys.stderr.flush()
 
 
+def _labelled(label: str, style: str, message: str) -> None:
+    """``label: message`` on a terminal, the message as text: ``[tool.buildkit]`` or
+    ``pkg[extra]`` in it are not rich markup."""
+    from rich.text import Text  # rich: loaded only when printed (see console())
+
+    console().print(Text.assemble((label, style), ": ", message))
+
+
 def info(message: str) -> None:
     if is_interactive():
-        console().print(f"[bold cyan]buildkit[/]: {message}", markup=True)
+        _labelled("buildkit", "bold cyan", message)
     else:
         plain(f"buildkit: {message}")
 
@@ -71,7 +79,7 @@ def detail(message: str) -> None:
 
 def warn(message: str) -> None:
     if is_interactive():
-        console().print(f"[bold yellow]buildkit warning[/]: {message}")
+        _labelled("buildkit warning", "bold yellow", message)
     else:
         plain(f"buildkit warning: {message}")
 
@@ -84,7 +92,7 @@ def boxed(title: str, message: str, style: str = "yellow") -> None:
     from rich.text import Text
 
     if is_interactive():
-        console().print(Panel(message, title=title, border_style=style, expand=False))
+        console().print(Panel(Text(message), title=title, border_style=style, expand=False))
         return
     # Plain logs: an ASCII frame at most 100 columns wide; rich wraps long lines
     # (paths, hints) inside it instead of letting them run past the right edge.

@@ -128,14 +128,15 @@ def test_a_second_isolated_pip_install_compiles_nothing(test_package: Callable[.
     assert imports_from(python, tmp_path / "elsewhere").is_relative_to(tmp_path / "venv")
 
 
-def test_nanobind_top_level_module_with_pip(test_package: Callable[..., Path], wheelhouse: Path,
+def test_nanobind_top_level_and_src_modules_with_pip(test_package: Callable[..., Path], wheelhouse: Path,
                                             tmp_path: Path) -> None:
     project = test_package("nanobind_top")
     python = make_venv(tmp_path / "venv", with_pip=False)
     pip_into(python, wheelhouse, "install", "-q", project)
-    probe = "import nbtop; print(nbtop.greet('nanobind'), nbtop.scale(1.5), nbtop.__file__, sep='|')"
+    probe = ("import nbtop, nbpkg; print(nbtop.greet('nanobind'), nbtop.scale(1.5), nbpkg.twice(21), nbtop.__file__,"
+             " sep='|')")
     (tmp_path / "elsewhere").mkdir()
-    greeting, scaled, origin = run([python, "-c", probe], cwd=tmp_path / "elsewhere",
-                                   env=clean_env()).stdout.strip().split("|")
-    assert (greeting, scaled) == ("hello, nanobind", "3.0")
+    greeting, scaled, twice, origin = run([python, "-c", probe], cwd=tmp_path / "elsewhere",
+                                          env=clean_env()).stdout.strip().split("|")
+    assert (greeting, scaled, twice) == ("hello, nanobind", "3.0", "42")  # top-level and src/ modules
     assert Path(origin).parent.name == "site-packages" and Path(origin).is_relative_to(tmp_path / "venv")

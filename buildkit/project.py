@@ -277,7 +277,8 @@ class Project:
         if self.staged:  # the Python sources first: what CMake installs goes on top
             develop_outputs = read_install_manifest(self.build_dir, self.configured_prefix)
             self._staged_sources = source_files(self.root, self.settings.layout, develop_outputs)
-            sync_sources(self._staged_sources, self.tree_root, read_install_manifest(self.build_dir, self.install_prefix))
+            staged_installs = read_install_manifest(self.build_dir, self.install_prefix)
+            sync_sources(self._staged_sources, self.tree_root, staged_installs)
         build_env.sync_mirror(self.build_environment, self.build_dir)
         return self.driver().run(lock_held=True)
 

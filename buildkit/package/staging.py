@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import sysconfig
 from pathlib import Path, PurePosixPath
 from typing import Collection, Iterable
 
 from buildkit._util.git import run_git
 from buildkit.config.python_layout import PythonLayout
+from buildkit.package.contents import module_suffixes
 from buildkit.package.version import is_generated_version_file
 
 STAGING_FOLDER = "wheel-staging"
@@ -36,8 +36,7 @@ def staging_root(build_dir: Path) -> Path:
 
 def _in_place_outputs(name: str) -> bool:
     """Extension modules ``build_ext --inplace`` (or an earlier develop) left beside the sources."""
-    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    return name.endswith((suffix, ".abi3.so"))
+    return name.endswith(module_suffixes())
 
 
 def source_files(project_root: Path, layout: PythonLayout, develop_outputs: Collection[Path]) -> dict[str, Path]:

@@ -14,6 +14,8 @@ import sysconfig
 from pathlib import Path
 from typing import Iterable
 
+from buildkit.package.contents import module_suffixes
+
 # The wheel folders besides platlib (scikit-build-core's names).
 OTHER_WHEEL_DIRS = ("data", "scripts", "headers", "metadata", "null")
 
@@ -50,7 +52,7 @@ def installed_extension_modules(installed: Iterable[Path], package_root: Path) -
     over from another Python version is not this build's.
     """
     package_root = package_root.resolve()
-    suffixes = (sysconfig.get_config_var("EXT_SUFFIX") or ".so", ".abi3.so")
+    suffixes = module_suffixes()
     names = []
     for path in installed:
         path = Path(path)

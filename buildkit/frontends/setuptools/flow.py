@@ -51,6 +51,13 @@ def builds_a_wheel(argv: Sequence[str]) -> bool:
     return any(arg in WHEEL_COMMANDS for arg in argv) and not any(arg in IN_PLACE_ARGUMENTS for arg in argv)
 
 
+def _say_dropped_git_label(project: Project) -> None:
+    resolved = project.resolved_version
+    if resolved.git_sha and resolved.source == project.settings.version_file:
+        console.info(f"sdist version {resolved.version}: without the +git{resolved.git_sha[:7]} label that "
+                     "builds from this checkout carry (an sdist is a release artifact)")
+
+
 def setup(**overrides: Any):
     """Run the ten-step flow; ``overrides`` go to ``setuptools.setup`` unchanged."""
     return reporting_errors(lambda: _setup(overrides))
@@ -72,10 +79,8 @@ def _setup(overrides: dict[str, Any]):
     project = Project.load(root, config_settings=current_config_settings())  # 1
     project.staged = builds_a_wheel(sys.argv[1:])
     project.for_sdist = "sdist" in sys.argv[1:] and not needs_build(sys.argv[1:])
-    resolved = project.resolved_version
-    if project.for_sdist and resolved.git_sha and resolved.source == project.settings.version_file:
-        console.info(f"sdist version {resolved.version}: without the +git{resolved.git_sha[:7]} label that "
-                     "builds from this checkout carry (an sdist is a release artifact)")
+    if project.for_sdist:  # only then: resolving the version runs git, which no-op paths may not need
+        _say_dropped_git_label(project)
     project.requirements()  # 2: a bad requirement stops here, before any build
     if not needs_build(sys.argv[1:]):  # 4 (3 happens inside the driver's configure inputs)
         return _package(project, overrides)

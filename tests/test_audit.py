@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.frontends.cli.audit import Finding, audit, library_sonames, read_elf_dynamic
+from buildkit.frontends.cli.audit import Finding, audit, library_sonames
+from buildkit.package.elf import read_elf_dynamic
 from buildkit_testing.paths import REPO
 from buildkit_testing.processes import run
 

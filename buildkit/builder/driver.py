@@ -68,6 +68,8 @@ from buildkit.errors import BuildFailedError
 # under these names; -U drops them so they are looked up again for the new Python.
 PYTHON_CACHE_PATTERNS = ("Python_*", "Python3_*", "PYTHON_*", "_Python*", "_PYTHON*")
 _UNREAD = object()
+# The install RPATH of every configure unless the project sets its own: the library's own folder.
+DEFAULT_INSTALL_RPATH = {"linux": "$ORIGIN", "darwin": "@loader_path"}
 
 
 @dataclass
@@ -224,10 +226,11 @@ class CMakeDriver:
         return shutil.which("ccache") or shutil.which("sccache")
 
     def _cuda_architectures(self) -> str | None:
-        if not self.options.cuda_arch_list:
+        request = self.options.cuda_architecture_request()
+        if request is None:
             return None
-        return normalize_cuda_architectures(self.options.cuda_arch_list,
-                                            variable=self.options.variable_names.get("cuda_arch_list", "CUDA_ARCH_LIST"))
+        return normalize_cuda_architectures(request.value, variable=request.variable,
+                                            pytorch_exact=request.pytorch_exact)
 
     # ---------------------------------------------------------- configure
     def configure_command(self, tools: Toolchain, build_type: str, forget_python: bool = False) -> list[str]:
@@ -250,6 +253,11 @@ class CMakeDriver:
             defines.update({f"CMAKE_{lang}_COMPILER_LAUNCHER": launcher for lang in ("C", "CXX", "CUDA")})
         if architectures := self._cuda_architectures():
             defines["CMAKE_CUDA_ARCHITECTURES"] = architectures
+        if rpath := DEFAULT_INSTALL_RPATH.get(sys.platform):
+            # An installed shared library finds its siblings wherever the wheel is unpacked
+            # (auditwheel needs it too). A project's own set(CMAKE_INSTALL_RPATH) or a
+            # target's INSTALL_RPATH overrides this cache default; so does a user's -D.
+            defines["CMAKE_INSTALL_RPATH"] = rpath
         defines.update(o.cmake_defines)  # the user's -D values win over buildkit's defaults
         if self.module_path:  # after the user's own folders, so that their Find modules win
             user = defines.get("CMAKE_MODULE_PATH", "").split(";")

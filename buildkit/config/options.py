@@ -133,7 +133,9 @@ class BuildOptions:
     cmake_only: bool = option("CMAKE_ONLY", parse_bool, "boolean", "Stop after configure.", default=False)
     library_only: bool = option(
         "{library_only_variable}", parse_bool, "boolean",
-        "Build the library-only wheel (C++ libraries, headers, CMake config; no Python extension).", default=False)
+        "Build the library-only wheel (C++ libraries, headers, CMake config; no Python extension). In "
+        "`[tool.buildkit]`, `library-only = true` makes the project a library: every wheel is library-only and "
+        "its distribution is the `[project]` name.", key="library-only", default=False)
     python_only: bool = option(
         "{python_only_variable}", parse_bool, "boolean",
         "Build the python-only wheel (Python package and extension, pinned to the library wheel).", default=False)

@@ -191,7 +191,7 @@ class ProjectSettings:
     python_only_variable: str = setting("Variable that selects the python-only wheel.", default="BUILD_PYTHON_ONLY")
     library_distribution: str = setting(
         "Distribution name of the library-only wheel, pinned by the python-only wheel. "
-        "Default: `lib` followed by the `[project]` name.", default=None, derived=True)
+        "Default: `lib` followed by the `[project]` name; the `[project]` name itself with `library-only = true`.", default=None, derived=True)
     version_file: str = setting("File holding the base version; `+git<sha7>` is appended in a git checkout.",
                                 default="version.txt")
     version_module: str = setting(
@@ -263,12 +263,19 @@ class ProjectSettings:
         if self.env_prefix is None:
             object.__setattr__(self, "env_prefix", self.package.split(".")[0].upper())
         if self.library_distribution is None:
-            object.__setattr__(self, "library_distribution", "lib" + self.project_name.replace("_", "-"))
+            object.__setattr__(self, "library_distribution", self.project_name if self.is_library
+                               else "lib" + self.project_name.replace("_", "-"))
         object.__setattr__(self, "build_dir", (self.root / self.build_dir).resolve())
         if self.install_prefix is None:
             pytorch_style = self.package.split(".")[0] in self.layout.package_folders and not self.uses_skbuild
             object.__setattr__(self, "install_prefix",
                                InstallPrefix.PACKAGE if pytorch_style else InstallPrefix.WHEEL_ROOT)
+
+    @property
+    def is_library(self) -> bool:
+        """Whether the project is a C++ library only (`library-only = true` in the table): its wheels are
+        library-only wheels under its own `[project]` name."""
+        return self.option_defaults.get("library-only") is True
 
     @property
     def uses_skbuild(self) -> bool:

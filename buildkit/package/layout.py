@@ -248,9 +248,8 @@ def library_only_layout(files: Sequence[str], source_dir: Path, staging_dir: Pat
         dest = target / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(Path(source_dir) / rel, dest, follow_symlinks=False)
-    # An __init__ makes the directory importable, so a python-only wheel can find the
-    # libraries with importlib.resources.files(data_package).
-    (target / "__init__.py").write_text(f'"""Native libraries and headers ({data_package})."""\n')
+    # The package's modules (buildkit.package.discovery) come later: they describe the
+    # files the wheel finally ships.
     return WheelLayout([data_package], {data_package: target.as_posix()},
                        {data_package: sorted(files)})
 

@@ -23,6 +23,11 @@ NATIVE_LOADER_ELSEWHERE = (f"rename your module (buildkit writes {NATIVE_LOADER}
                            "`[tool.buildkit] preload-libraries`), or remove that setting")
 
 
+def library_staging(build_dir: Path) -> Path:
+    """Where a library-only wheel's package is staged (it is packed from there)."""
+    return Path(build_dir) / "library-wheel"
+
+
 def library_package(library_distribution: str) -> str:
     """The top-level folder a library-only wheel installs (``libfoo``)."""
     return library_distribution.replace("-", "_").replace(".", "_")

@@ -29,7 +29,6 @@ import os
 import posixpath
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import zipfile
@@ -42,6 +41,7 @@ from packaging.utils import parse_wheel_filename
 
 from buildkit.errors import BuildkitError
 from buildkit.package.contents import EXTENSION_MODULE, HEAD_SIZE, binary_format
+from buildkit.package.elf import ElfDynamic, read_elf_dynamic
 
 EXTENSION = EXTENSION_MODULE
 STATIC = (".a", ".o", ".obj")
@@ -65,65 +65,6 @@ class Finding:
 class AuditResult:
     findings: list[Finding] = field(default_factory=list)
     policy: str | None = None  # from auditwheel show; None when not asked or not a Linux wheel
-
-
-# ------------------------------------------------------------------ ELF reader
-@dataclass(frozen=True)
-class ElfDynamic:
-    needed: tuple[str, ...] = ()
-    soname: str | None = None
-    rpath: tuple[str, ...] = ()
-    runpath: tuple[str, ...] = ()
-
-
-def read_elf_dynamic(data: bytes) -> ElfDynamic | None:
-    """DT_NEEDED, DT_SONAME, DT_RPATH and DT_RUNPATH of an ELF image; None if not ELF."""
-    if data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
-        return None
-    end, wide = ("<" if data[5] == 1 else ">"), data[4] == 2
-    try:
-        if wide:
-            phoff, phentsize, phnum = (struct.unpack_from(end + "Q", data, 32)[0],
-                                       *struct.unpack_from(end + "HH", data, 54))
-            phdr, dyn = end + "IIQQQQQQ", end + "qQ"  # type flags offset vaddr paddr filesz memsz align
-        else:
-            phoff, phentsize, phnum = (struct.unpack_from(end + "I", data, 28)[0],
-                                       *struct.unpack_from(end + "HH", data, 42))
-            phdr, dyn = end + "IIIIIIII", end + "iI"  # type offset vaddr paddr filesz memsz flags align
-        loads, dynamic = [], None
-        for index in range(phnum):
-            fields = struct.unpack_from(phdr, data, phoff + index * phentsize)
-            p_type, (offset, vaddr, filesz) = fields[0], ((fields[2], fields[3], fields[5]) if wide
-                                                          else (fields[1], fields[2], fields[4]))
-            if p_type == 1:  # PT_LOAD
-                loads.append((vaddr, offset, filesz))
-            elif p_type == 2:  # PT_DYNAMIC
-                dynamic = (offset, filesz)
-        if dynamic is None:
-            return ElfDynamic()  # static executable, object file
-        entries, size = [], struct.calcsize(dyn)
-        for at in range(dynamic[0], dynamic[0] + dynamic[1], size):
-            tag, value = struct.unpack_from(dyn, data, at)
-            if tag == 0:  # DT_NULL
-                break
-            entries.append((tag, value))
-        strtab = next((v for t, v in entries if t == 5), None)  # DT_STRTAB: an address
-        base = next((off + strtab - va for va, off, sz in loads if va <= (strtab or -1) < va + sz), None)
-        if base is None:
-            return ElfDynamic()
-
-        def string(offset: int) -> str:
-            start = base + offset
-            return data[start:data.index(b"\0", start)].decode("utf-8", "replace")
-
-        def paths(tag: int) -> tuple[str, ...]:
-            return tuple(p for v in (string(v) for t, v in entries if t == tag) for p in v.split(":"))
-
-        sonames = [string(v) for t, v in entries if t == 14]
-        return ElfDynamic(needed=tuple(string(v) for t, v in entries if t == 1),
-                          soname=sonames[0] if sonames else None, rpath=paths(15), runpath=paths(29))
-    except (struct.error, ValueError):
-        return ElfDynamic()
 
 
 # ------------------------------------------------------------------- helpers

@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="buildkit wheels", description="Build, repair (auditwheel), audit and "
                                 "smoke-test the wheels a CI pipeline publishes.")
     p.add_argument("path", nargs="?", default=".", type=Path, help="project folder (default: .)")
-    p.add_argument("--kind", choices=KINDS, default="full", help="which wheels to build (default: full)")
+    p.add_argument("--kind", choices=KINDS, help="which wheels to build (default: full; library for a project "
+                   "with `library-only = true`)")
     p.add_argument("--python", action="extend", nargs="+", default=[], metavar="PY",
                    help="interpreter(s) to build the python/full wheels for (default: this one)")
     p.add_argument("--out", type=Path, default=Path("wheelhouse"),
@@ -94,6 +95,7 @@ def _main(args: argparse.Namespace) -> int:
     if not args.allow_local_version:
         check_publishable(project.resolved_version)
     require_tools(needed_tools(repair=not args.no_repair, linux=sys.platform.startswith("linux")))
+    args.kind = _kind(args.kind, project)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     pythons = [_interpreter(p) for p in args.python] or [sys.executable]
@@ -112,6 +114,17 @@ def _main(args: argparse.Namespace) -> int:
                             "Fix what each line names; the table above has the per-wheel summary.")
     console.info(f"{len(outcomes)} wheel(s) ready in {out}")
     return 0
+
+
+def _kind(asked: str | None, project: Project) -> str:
+    """The wheels to build: a library project (`library-only = true`) has only its library wheel."""
+    if not project.settings.is_library:
+        return asked or "full"
+    if asked not in (None, "library"):
+        raise BuildkitError(f"--kind {asked}: {project.settings.project_name} is a library project "
+                            "([tool.buildkit] library-only = true), whose only wheel is its library-only wheel.",
+                            "Leave out --kind (or pass --kind library).")
+    return "library"
 
 
 def _interpreter(spec: str) -> str:
@@ -265,9 +278,16 @@ class Run:
             here = self.fresh_dir("smoke-cwd")  # not the project: import what was installed
             if library:
                 package = self.settings.library_distribution.replace("-", "_").replace(".", "_")
+                # Each library loads on its own (its rpath finds its siblings) and the package answers
+                # where its CMake files are.
                 code = (f"import ctypes, pathlib, {package} as p\n"
                         "for lib in sorted(pathlib.Path(p.__path__[0], 'lib').glob('*.so*')): ctypes.CDLL(str(lib))")
                 _check([str(python), "-c", code], f"import {package}", cwd=here, env=_venv_env(python))
+                _check([str(python), "-m", package, "--cmake-prefix-path"], f"python -m {package}", cwd=here,
+                       env=_venv_env(python))
+                if self.settings.is_library and self.settings.smoke_test:
+                    _check(self.settings.smoke_test, f"smoke-test `{self.settings.smoke_test}`", cwd=here,
+                           env=_venv_env(python), shell=True)
             else:
                 package = self.settings.package
                 _check([str(python), "-c", f"import {package}"], f"import {package}", cwd=here, env=_venv_env(python))

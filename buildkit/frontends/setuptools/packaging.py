@@ -9,18 +9,22 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 import setuptools
 from setuptools import find_packages
 
+from buildkit._util import console
 from buildkit.builder.flags import OsxTarget, osx_target
 from buildkit.config.modes import WheelMode
 from buildkit.frontends.setuptools.commands import cmdclass
 from buildkit.frontends.setuptools.distribution import BuildkitDistribution
+from buildkit.package.discovery import library_folders, write_package_modules
 from buildkit.package.extensions import CMakeBuiltExtension, stub_extension
 from buildkit.package.layout import library_only_layout, mode_ext_modules, mode_packages
-from buildkit.package.split import library_package
+from buildkit.package.library_tree import fix_library_tree
+from buildkit.package.split import library_package, library_staging
 from buildkit.package.wheel_root import installed_extension_modules, wheel_dirs_keywords
 from buildkit.project import Project
 
@@ -121,11 +125,7 @@ def wheel_layout(project: Project, extension_modules: Sequence[str]) -> dict[str
     main = project.settings.package
     files = sorted({*files, *installed.pop(main, [])})
     if project.mode is WheelMode.LIBRARY_ONLY:
-        layout = library_only_layout(files, project.package_dir, project.build_dir / "library-wheel",
-                                     library_package(project.settings.library_distribution))
-        # setuptools insists on package_dir paths relative to setup.py's folder.
-        package_dir = {k: os.path.relpath(v, project.root) for k, v in layout.package_dir.items()}
-        return {"packages": layout.packages, "package_dir": package_dir, "package_data": layout.package_data}
+        return library_wheel_layout(project, files)
     layout = {"packages": shipped, "package_data": {main: files, **installed},
               "py_modules": list(dict.fromkeys([*project.settings.layout.py_modules, *sorted_files.py_modules]))}
     # A wheel build packages the staging tree, where every top-level package sits in one root.
@@ -136,3 +136,21 @@ def wheel_layout(project: Project, extension_modules: Sequence[str]) -> dict[str
     if project.wheel_root_install:
         layout.update(wheel_dirs_keywords(project.install_manifest, project.build_dir, project.root))
     return layout
+
+
+def library_wheel_layout(project: Project, files: Sequence[str]) -> dict[str, Any]:
+    """A library-only wheel: the installed files staged as their own package, fixed for a
+    wheel (one copy of each library, relocatable .pc files) when packaging, with the
+    modules that tell consumers where they are."""
+    package = library_package(project.settings.library_distribution)
+    layout = library_only_layout(files, project.package_dir, library_staging(project.build_dir), package)
+    folder = Path(layout.package_dir[package])
+    if project.staged:  # a wheel build; the develop install is never rewritten
+        files, fixes = fix_library_tree(folder, files, [project.configured_prefix, project.install_prefix])
+        for line in fixes.describe():
+            console.detail(line)
+    write_package_modules(folder, package=package, distribution=project.settings.library_distribution,
+                          version=project.version, folders=library_folders(files))
+    # setuptools insists on package_dir paths relative to setup.py's folder.
+    package_dir = {k: os.path.relpath(v, project.root) for k, v in layout.package_dir.items()}
+    return {"packages": layout.packages, "package_dir": package_dir, "package_data": {package: sorted(files)}}

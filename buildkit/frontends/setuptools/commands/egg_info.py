@@ -3,6 +3,11 @@
 A ``<name>.egg-info`` in the project root sits on ``sys.path`` of an editable
 install and counts as an installed distribution there: a library-only build's
 ``libfoo.egg-info`` would shadow the real library wheel.
+
+A library-only distribution also gets its discovery entry points here
+(``cmake.prefix``, ``pkg_config``): from the package staged for the wheel, and whether
+or not ``[project]`` lists entry points as dynamic, since buildkit, not the project,
+declares them.
 """
 
 from __future__ import annotations
@@ -11,7 +16,10 @@ import os
 
 from setuptools.command.egg_info import egg_info as _egg_info
 
+from buildkit.config.modes import WheelMode
 from buildkit.frontends.setuptools.distribution import project_of
+from buildkit.package.discovery import entry_points, library_folders
+from buildkit.package.split import library_package, library_staging
 
 
 class EggInfo(_egg_info):
@@ -22,3 +30,15 @@ class EggInfo(_egg_info):
             folder.mkdir(parents=True, exist_ok=True)  # only now: `setup.py --help` creates nothing
             self.egg_base = os.path.relpath(folder, project.root)
         super().finalize_options()
+
+    def run(self) -> None:
+        project = project_of(self.distribution)
+        if project.mode is WheelMode.LIBRARY_ONLY:
+            package = library_package(project.settings.library_distribution)
+            folder = library_staging(project.build_dir) / package
+            files = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
+            points = dict(self.distribution.entry_points or {})
+            for group, entries in entry_points(package, library_folders(files)).items():
+                points[group] = sorted({*points.get(group, []), *entries})
+            self.distribution.entry_points = points
+        super().run()

@@ -31,6 +31,14 @@ from buildkit.config.modes import InstallPrefix, WheelMode
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
 from buildkit.errors import BuildkitError
+from buildkit.package.dependencies import (
+    FoundDependency,
+    find_dependency,
+    loader_table,
+    needed_libraries,
+    pinned_requirements,
+)
+from buildkit.package.dependencies import record as record_dependencies
 from buildkit.package.generated import refuse_user_file
 from buildkit.package.installed import InstalledFiles, PackageTree, sort_installed
 from buildkit.package.installed import report as report_installed
@@ -39,7 +47,6 @@ from buildkit.package.layout import (
     PackageDataRule,
     collect_package_data,
     default_rules,
-    mode_requirements,
     report_unmatched,
     rules_from_config,
 )
@@ -47,8 +54,9 @@ from buildkit.package.metadata_dir import metadata_dir
 from buildkit.package.split import (
     NATIVE_LOADER,
     NATIVE_LOADER_ELSEWHERE,
-    installed_library_prefix,
     mode_defines,
+    python_only_dependency,
+    python_only_hint,
     write_native_loader,
 )
 from buildkit.package.staging import data_sources, source_files, staging_root, sync_sources
@@ -165,9 +173,13 @@ class Project:
         changed = bool(self.settings.version_module) and write_version_file(
             self.package_dir, self.resolved_version, extra={"build_type": self.build_type},
             name=self.settings.version_module)
+        found = self.library_dependencies
+        record_dependencies(self.build_dir, found)
+        dependencies = loader_table(found, needed_libraries(self.install_manifest, found)) if found else []
         loader = write_native_loader(self.package_dir, package=self.settings.package,
                                      library_distribution=self.settings.library_distribution,
-                                     version=self.version, preload=self.settings.preload_libraries)
+                                     version=self.version, preload=self.settings.preload_libraries,
+                                     dependencies=dependencies)
         return loader or changed
 
     # ------------------------------------------------------------ requirements
@@ -176,7 +188,9 @@ class Project:
         if self.mode is WheelMode.LIBRARY_ONLY:
             return []  # C++ libraries, headers and CMake files: nothing to import, nothing to require
         base = [*self.settings.dependencies, *self.options.extra_requirements]
-        return list(mode_requirements(base, self.mode, self.settings.library_distribution, self.version))
+        if self.for_sdist:  # nothing is built against yet: the wheel built from the sdist pins the versions
+            return base + [d.distribution for d in self.settings.library_dependencies]
+        return pinned_requirements(base, self.library_dependencies)
 
     # ----------------------------------------------------------- CMake inputs
     def linker_script_defines(self) -> dict[str, str]:
@@ -199,19 +213,34 @@ class Project:
         }
 
     @cached_property
+    def library_dependencies(self) -> list[FoundDependency]:
+        """The other distributions' libraries this build links, as found where it runs: the
+        declared ones and, for a python-only wheel, the project's own library distribution."""
+        name, found = self.settings.project_name, []
+        if self.mode is WheelMode.PYTHON_ONLY:
+            library = self.settings.library_distribution
+            hint = python_only_hint(library, self.version, mode_variable=self.settings.library_only_variable)
+            found.append(find_dependency(python_only_dependency(library), project=name, required_version=self.version,
+                                         hint=hint))
+        return found + [find_dependency(d, project=name) for d in self.settings.library_dependencies]
+
+    @property
     def library_prefix(self) -> Path | None:
         """The installed library distribution a python-only build links against."""
-        if self.mode is not WheelMode.PYTHON_ONLY:
-            return None
-        return installed_library_prefix(self.settings.library_distribution, self.version,
-                                        mode_variable=self.settings.library_only_variable)
+        return self.library_dependencies[0].prefix_path if self.mode is WheelMode.PYTHON_ONLY else None
+
+    def dependency_defines(self) -> dict[str, str]:
+        """``<cmake-package>_ROOT`` of each library dependency: its copy wins over any other."""
+        return {f"{d.cmake_package}_ROOT": self.build_environment.mirrored(str(d.prefix_path))
+                for d in self.library_dependencies if d.cmake_package}
 
     def extra_defines(self) -> dict[str, str]:
         """What buildkit adds to every configure besides the forwarded variables."""
         return {"CMAKE_PROJECT_TOP_LEVEL_INCLUDES": str(cmake_dir() / "BuildkitTopLevel.cmake"),
                 **cmake_version_defines(self.version),
                 "BUILDKIT_METADATA_DIR": metadata_dir(self.build_dir).as_posix(),
-                **mode_defines(self.mode, self.library_prefix), **self.linker_script_defines(),
+                **mode_defines(self.mode, self.library_prefix), **self.dependency_defines(),
+                **self.linker_script_defines(),
                 **self.wheel_root_defines()}
 
     def wheel_root_defines(self) -> dict[str, str]:
@@ -228,8 +257,8 @@ class Project:
         return build_env.scan(self.build_dir, self.root)
 
     def prefix_path(self) -> list[str]:
-        library = [str(self.library_prefix)] if self.library_prefix is not None else []
-        return [*library, *self.build_environment.prefix_path()]
+        found = [self.build_environment.mirrored(str(d.prefix_path)) for d in self.library_dependencies]
+        return list(dict.fromkeys([*found, *self.build_environment.prefix_path()]))
 
     def driver(self) -> CMakeDriver:
         return CMakeDriver(self.settings, self.options, install_prefix=self.install_prefix,
@@ -269,7 +298,7 @@ class Project:
         folder = self.settings.package_dir  # the source tree's: a wheel build stages from there
         if self.settings.version_module:
             refuse_user_file(folder / self.settings.version_module, elsewhere=VERSION_MODULE_ELSEWHERE)
-        if self.settings.preload_libraries:
+        if self.settings.preload_libraries or self.settings.library_dependencies:
             refuse_user_file(folder / NATIVE_LOADER, elsewhere=NATIVE_LOADER_ELSEWHERE)
 
     def _run_build(self) -> DriverResult:

@@ -19,7 +19,6 @@ from buildkit.package.layout import (
     library_only_layout,
     mode_ext_modules,
     mode_packages,
-    mode_requirements,
     report_unmatched,
     rules_from_config,
 )
@@ -211,20 +210,6 @@ def test_mode_packages() -> None:
 def test_mode_ext_modules() -> None:
     assert mode_ext_modules(["ext"], FULL) == ["ext"] == mode_ext_modules(["ext"], PY)
     assert mode_ext_modules(["ext"], LIB) == []
-
-
-def test_mode_requirements() -> None:
-    base = ["numpy>=1.22", "LibFoo>=1"]
-    assert mode_requirements(base, FULL, "libfoo", "1.0") == base
-    assert mode_requirements(base, PY, "libfoo", "1.2.0a0+gitabc1234") == [
-        "numpy>=1.22", "libfoo==1.2.0a0+gitabc1234"]
-
-
-@pytest.mark.parametrize("dist, version, bad", [("libfoo", "banana", "banana"),
-                                                ("lib foo!", "1.0", "lib foo!")])
-def test_mode_requirements_validates(dist: str, version: str, bad: str) -> None:
-    with pytest.raises(ConfigError, match=bad):
-        mode_requirements([], PY, dist, version)
 
 
 def test_library_only_layout_stages_its_own_package(pkg: Path, tmp_path: Path) -> None:

@@ -18,3 +18,13 @@ class InstallPrefix(enum.Enum):
 
     PACKAGE = "package"
     WHEEL_ROOT = "wheel-root"
+
+
+class VersionPolicy(enum.Enum):
+    """How far a wheel's requirement on a library it was built against lets the library move:
+    the version built against exactly, or a newer release with the same major.minor or
+    the same major (and never an older one: it may lack what the build used)."""
+
+    EXACT = "exact"
+    SAME_MINOR = "same-minor"
+    SAME_MAJOR = "same-major"

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from buildkit.config.conditions import parse_condition
 from buildkit.config.globs import check_glob
-from buildkit.config.modes import InstallPrefix, WheelMode
+from buildkit.config.modes import InstallPrefix, VersionPolicy, WheelMode
 from buildkit.config.python_layout import PythonLayout, detect_layout
 from buildkit.config.schema import KeyDoc, describe, read_table, setting
 from buildkit.errors import ConfigError
@@ -52,6 +52,10 @@ def _is_module_path(text: str) -> bool:
     """A module file below the package folder ('' for none): identifiers joined by ``/``, so
     no absolute path and no ``..`` can take it out of the package."""
     return text == "" or (text.endswith(".py") and all(part.isidentifier() for part in text[:-3].split("/")))
+
+
+def _is_distribution_name(text: str) -> bool:
+    return re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", text) is not None
 
 
 def _is_positive(number: int) -> bool:
@@ -113,6 +117,21 @@ class Script:
                           check=_is_entry_point)
     when: str | None = _when("Install the script only when this CMake cache condition holds.",
                              default=None)
+
+
+@dataclass(frozen=True)
+class LibraryDependency:
+    """One of ``library-dependencies``: another distribution's native libraries this project links."""
+
+    distribution: str = setting("Its distribution name, e.g. `libfmt`, `torch`, `nvidia-cuda-runtime`.",
+                                kind="distribution name", check=_is_distribution_name)
+    cmake_package: str | None = setting(
+        "The package `find_package()` looks for in it, e.g. `fmt` or `Torch`: buildkit points "
+        "`<cmake-package>_ROOT` at the distribution's folder, so no other copy on the system wins.", default=None)
+    version: VersionPolicy = setting(
+        "The `Requires-Dist` written from the version found at build time: `exact` (`==3.4.1`; torch's local "
+        "label such as `+cu130` is left out), `same-minor` (`>=3.4.1,==3.4.*`) or `same-major` "
+        "(`>=3.4.1,==3.*`).", default=VersionPolicy.SAME_MAJOR)
 
 
 _GLOBS = "glob or non-empty list of globs"
@@ -240,6 +259,13 @@ class ProjectSettings:
     preload_libraries: tuple[str, ...] = setting(
         "Native libraries (CMake target names) that `<package>/_native.py` preloads before the extension, "
         "from the package's own `lib/` or from the installed library distribution.", default=())
+    library_dependencies: tuple[LibraryDependency, ...] = setting(
+        "Other distributions' native libraries this project builds against and links (a library-only wheel, "
+        "`torch`, an `nvidia-*` runtime). buildkit finds each where the build runs, puts it on "
+        "`CMAKE_PREFIX_PATH`, writes `Requires-Dist` from the version found and its `version` policy, and makes "
+        "the wheel find the libraries at run time without copying them: an rpath into the distribution's folder "
+        "in site-packages, and `<package>/_native.py`, which checks the version and preloads them (import it "
+        "before the extension). `buildkit wheels` keeps them out of auditwheel's repair.", default=())
     smoke_test: str | None = setting(
         "Command `buildkit wheels` runs (in a shell, from an empty folder) in a fresh venv with the built wheel "
         "installed, after `import <package>`; e.g. `python -c 'import pkg; pkg.selftest()'`.", default=None)

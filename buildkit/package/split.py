@@ -1,21 +1,22 @@
 """What the library-only / python-only split needs beyond package_data.
 
 A python-only build compiles only the bindings, against the C++ libraries and
-CMake config of the installed library distribution, which it finds through that
-distribution (never a hand-typed path). At run time the package's generated
-``_native.py`` preloads those libraries from the same place.
+CMake config of the installed library distribution: a library dependency
+(:mod:`buildkit.package.dependencies`) on the project's own library distribution at
+exactly its version. At run time the package's generated ``_native.py`` checks and
+preloads those libraries, and those of every other library dependency.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
+from pprint import pformat
 from string import Template
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from buildkit._util.resources import templates_dir
-from buildkit.config.modes import WheelMode
-from buildkit.errors import BuildkitError
+from buildkit.config.modes import VersionPolicy, WheelMode
+from buildkit.config.settings import LibraryDependency
 from buildkit.package.generated import write_generated_file
 
 NATIVE_LOADER = "_native.py"
@@ -33,28 +34,15 @@ def library_package(library_distribution: str) -> str:
     return library_distribution.replace("-", "_").replace(".", "_")
 
 
-def installed_library_prefix(library_distribution: str, version: str, *, mode_variable: str) -> Path:
-    """Where the installed library distribution keeps lib/, include/ and share/cmake/."""
-    dist, wanted = library_distribution, version
-    hint = (f"Build and install it first (`{mode_variable}=1 python -m build --wheel` "
-            f"then `pip install dist/{dist}-*.whl`), or `pip install '{dist}=={wanted}'`.")
-    # importlib.metadata costs ~9 ms to import; only python-only builds get here.
-    from importlib import metadata
+def python_only_dependency(library_distribution: str) -> LibraryDependency:
+    """The python-only wheel's one library dependency: the project's own library distribution,
+    at exactly the project's version (the build checks it is the one installed)."""
+    return LibraryDependency(distribution=library_distribution, version=VersionPolicy.EXACT)
 
-    try:
-        installed = metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        raise BuildkitError(f"The python-only build links against the C++ libraries of {dist}, "
-                            "which is not installed in this environment.", hint) from None
-    if installed != wanted:
-        raise BuildkitError(f"The python-only build of {wanted} needs {dist}=={wanted}, but {dist} {installed} "
-                            "is installed.", hint)
-    folder = library_package(dist)
-    spec = importlib.util.find_spec(folder)
-    if spec is None or not spec.submodule_search_locations:
-        raise BuildkitError(f"{dist} {installed} is installed but its `{folder}` folder is missing.",
-                            f"Reinstall it: pip install --force-reinstall '{dist}=={wanted}'.")
-    return Path(list(spec.submodule_search_locations)[0])
+
+def python_only_hint(library_distribution: str, version: str, *, mode_variable: str) -> str:
+    return (f"Build and install it first (`{mode_variable}=1 python -m build --wheel` "
+            f"then `pip install dist/{library_distribution}-*.whl`), or `pip install '{library_distribution}=={version}'`.")
 
 
 def mode_defines(mode: WheelMode, library_prefix: Path | None) -> dict[str, str]:
@@ -66,14 +54,17 @@ def mode_defines(mode: WheelMode, library_prefix: Path | None) -> dict[str, str]
 
 
 def write_native_loader(package_dir: Path, *, package: str, library_distribution: str, version: str,
-                        preload: Sequence[str]) -> bool:
-    """``<package>/_native.py`` from the template, when the project lists libraries to preload."""
-    if not preload:
+                        preload: Sequence[str], dependencies: Sequence[Mapping[str, Any]] = ()) -> bool:
+    """``<package>/_native.py`` from the template, when the project lists libraries to preload
+    or links other distributions' libraries (``dependencies``: the loader table of
+    :func:`buildkit.package.dependencies.loader_table`)."""
+    if not preload and not dependencies:
         return False
     template = Template((templates_dir() / "native_loader.py.in").read_text(encoding="utf-8"))
     text = template.substitute(
         package=package, library_distribution=library_distribution,
         package_repr=repr(package), library_distribution_repr=repr(library_distribution),
         library_package_repr=repr(library_package(library_distribution)), version_repr=repr(version),
-        preload_repr=repr(list(preload)))
+        preload_repr=repr(list(preload)), dependencies_repr=pformat(list(dependencies), width=100),
+        library_dependencies=", ".join(d["distribution"] for d in dependencies) or "none")
     return write_generated_file(package_dir / NATIVE_LOADER, text, elsewhere=NATIVE_LOADER_ELSEWHERE)

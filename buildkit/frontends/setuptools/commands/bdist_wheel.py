@@ -47,6 +47,7 @@ from buildkit.config.options import WheelMode
 from buildkit.errors import BuildkitError
 from buildkit.frontends.setuptools.distribution import project_of
 from buildkit.package.contents import native_content
+from buildkit.package.dependencies import link_to_dependencies
 from buildkit.package.licenses import license_paths, license_text
 from buildkit.package.metadata_dir import add_to_dist_info, installed_metadata_files, list_license_files
 from buildkit.project import Project
@@ -150,6 +151,15 @@ class BdistWheel(_bdist_wheel):
         super().egg2dist(egginfo_path, distinfo_path)
         self._bundle_licenses(Path(distinfo_path))
         self._add_metadata_dir(Path(distinfo_path))
+        self._link_library_dependencies()
+
+    def _link_library_dependencies(self) -> None:
+        """An rpath from each binary to the library dependencies it needs, on the wheel's copy
+        (the develop install keeps finding them through the generated loader)."""
+        found = self.project().library_dependencies
+        if found and sys.platform.startswith("linux"):
+            for name in link_to_dependencies(Path(self.bdist_dir), found):
+                console.detail(f"rpath into {', '.join(d.distribution for d in found)}: {name}")
 
     def _add_metadata_dir(self, dist_info: Path) -> None:
         project = self.project()

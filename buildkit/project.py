@@ -31,11 +31,13 @@ from buildkit.config.modes import InstallPrefix, WheelMode
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
 from buildkit.errors import BuildkitError
+from buildkit.package.cuda_runtime import cuda_runtime_dependency, system_runtime
 from buildkit.package.dependencies import (
     FoundDependency,
     find_dependency,
     loader_table,
     needed_libraries,
+    needed_sonames,
     pinned_requirements,
 )
 from buildkit.package.dependencies import record as record_dependencies
@@ -167,15 +169,16 @@ class Project:
 
     def write_generated_files(self) -> bool:
         """The version module (``<package>/version.py``) and ``_native.py``, each rewritten only
-        when its content changes, never over a file buildkit did not write."""
+        when its content changes, never over a file buildkit did not write.  Records what the build
+        links for `buildkit wheels` (a library-only build too)."""
+        found = self.runtime_dependencies()
+        record_dependencies(self.build_dir, found, system_runtime(self.settings.cuda_runtime, self.cuda_toolkit))
         if self.mode is WheelMode.LIBRARY_ONLY or not self.package_dir.is_dir():
             return False
         changed = bool(self.settings.version_module) and write_version_file(
             self.package_dir, self.resolved_version, extra={"build_type": self.build_type},
             name=self.settings.version_module)
-        found = self.library_dependencies
-        record_dependencies(self.build_dir, found)
-        dependencies = loader_table(found, needed_libraries(self.install_manifest, found)) if found else []
+        dependencies = loader_table(found, needed_libraries(self.needed_sonames, found)) if found else []
         loader = write_native_loader(self.package_dir, package=self.settings.package,
                                      library_distribution=self.settings.library_distribution,
                                      version=self.version, preload=self.settings.preload_libraries,
@@ -186,11 +189,12 @@ class Project:
     def requirements(self) -> list[str]:
         """Base requirements, extra ones from the environment, the library pin."""
         if self.mode is WheelMode.LIBRARY_ONLY:
-            return []  # C++ libraries, headers and CMake files: nothing to import, nothing to require
+            # C++ libraries, headers and CMake files: nothing to import; only the CUDA runtime they link.
+            return pinned_requirements([], self.runtime_dependencies()[len(self.library_dependencies):])
         base = [*self.settings.dependencies, *self.options.extra_requirements]
         if self.for_sdist:  # nothing is built against yet: the wheel built from the sdist pins the versions
             return base + [d.distribution for d in self.settings.library_dependencies]
-        return pinned_requirements(base, self.library_dependencies)
+        return pinned_requirements(base, self.runtime_dependencies())
 
     # ----------------------------------------------------------- CMake inputs
     def linker_script_defines(self) -> dict[str, str]:
@@ -223,6 +227,24 @@ class Project:
             found.append(find_dependency(python_only_dependency(library), project=name, required_version=self.version,
                                          hint=hint))
         return found + [find_dependency(d, project=name) for d in self.settings.library_dependencies]
+
+    def runtime_dependencies(self) -> list[FoundDependency]:
+        """The library dependencies, and, once built, NVIDIA's CUDA runtime wheel when a binary
+        needs its libcudart (``cuda-runtime = "wheel"``)."""
+        cudart = cuda_runtime_dependency(self.settings.cuda_runtime, self.cuda_toolkit,
+                                         self.needed_sonames) if self.built and self.cuda_toolkit else None
+        return [*self.library_dependencies, *([cudart] if cudart else [])]
+
+    @property
+    def cuda_toolkit(self) -> str | None:
+        """The CUDA compiler's version the build configured with; None without CUDA."""
+        cache = self.cache
+        return (cache.get_value("CMAKE_CUDA_COMPILER_VERSION") or None) if cache is not None else None
+
+    @cached_property
+    def needed_sonames(self) -> set[str]:
+        """What the binaries this build installed name in DT_NEEDED (read once, after the build)."""
+        return needed_sonames(self.install_manifest)
 
     @property
     def library_prefix(self) -> Path | None:

@@ -28,3 +28,11 @@ class VersionPolicy(enum.Enum):
     EXACT = "exact"
     SAME_MINOR = "same-minor"
     SAME_MAJOR = "same-major"
+
+
+class CudaRuntime(enum.Enum):
+    """Where a CUDA build's ``libcudart`` comes from at run time."""
+
+    WHEEL = "wheel"  # NVIDIA's runtime wheel, required and linked where pip installs it
+    VENDOR = "vendor"  # copied into the wheel by auditwheel repair
+    SYSTEM = "system"  # the machine's CUDA installation; neither required nor copied

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from buildkit.config.conditions import parse_condition
 from buildkit.config.globs import check_glob
-from buildkit.config.modes import InstallPrefix, VersionPolicy, WheelMode
+from buildkit.config.modes import CudaRuntime, InstallPrefix, VersionPolicy, WheelMode
 from buildkit.config.parsing import TRUE_WORDS
 from buildkit.config.python_layout import PythonLayout, detect_layout
 from buildkit.config.schema import KeyDoc, describe, read_table, setting
@@ -267,6 +267,13 @@ class ProjectSettings:
         "the wheel find the libraries at run time without copying them: an rpath into the distribution's folder "
         "in site-packages, and `<package>/_native.py`, which checks the version and preloads them (import it "
         "before the extension). `buildkit wheels` keeps them out of auditwheel's repair.", default=())
+    cuda_runtime: CudaRuntime = setting(
+        "Where a CUDA 12+ build's `libcudart` comes from at run time: `wheel` (NVIDIA's runtime wheel, "
+        "`nvidia-cuda-runtime>=13.0,<14` for a CUDA 13.0 toolkit (`nvidia-cuda-runtime-cu12` for CUDA 12): a "
+        "requirement of the wheel that ships the binaries needing it, reached through an rpath into "
+        "`site-packages/nvidia/cu13/lib` and the loader's search: already loaded, NVIDIA wheels, conda, system; "
+        "auditwheel never copies it), `vendor` (auditwheel copies it into the wheel) or `system` (the machine's "
+        "CUDA installation: neither required nor copied). Older toolkits vendor.", default=CudaRuntime.WHEEL)
     smoke_test: str | None = setting(
         "Command `buildkit wheels` runs (in a shell, from an empty folder) in a fresh venv with the built wheel "
         "installed, after `import <package>`; e.g. `python -c 'import pkg; pkg.selftest()'`.", default=None)

@@ -26,7 +26,7 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Mapping, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 from buildkit._util import console
 from buildkit._util.fileutil import read_json, write_json
@@ -60,6 +60,9 @@ class FoundDependency:
     cuda: str | None = None  # torch.version.cuda of a torch build
     # The python-only wheel's own library: pinned to exactly this build, local label included.
     same_build: bool = False
+    # How the loader finds it: "installed" (where the distribution is, else an ImportError) or
+    # "cuda" (cuda-pathfinder's order; none found is left to the library that needs it).
+    search: str = "installed"
 
     @property
     def prefix_path(self) -> Path:
@@ -155,41 +158,63 @@ def pinned_requirements(base: Sequence[str], found: Sequence[FoundDependency]) -
 
 
 # ------------------------------------------------------------- what the binaries need
-def needed_libraries(binaries: Iterable[Path], found: Sequence[FoundDependency]) -> dict[str, list[str]]:
-    """distribution -> its libraries (paths relative to its package folder) that ``binaries`` name
-    in DT_NEEDED: what the loader preloads."""
-    needed = set()
+def needed_sonames(binaries: Iterable[Path]) -> set[str]:
+    """Every DT_NEEDED entry of the ELF files among ``binaries``."""
+    needed: set[str] = set()
     for path in binaries:
         elf = read_elf_file(path) if path.is_file() else None
         if elf is not None:
             needed.update(elf.needed)
+    return needed
+
+
+def needed_libraries(needed: Collection[str], found: Sequence[FoundDependency]) -> dict[str, list[str]]:
+    """distribution -> its libraries (paths relative to its package folder) among ``needed``
+    (DT_NEEDED entries): what the loader preloads."""
     table = {}
     for dep in found:
         table[dep.distribution] = sorted(
             str(PurePosixPath(folder, name).relative_to(dep.package))
             for folder in dep.lib_dirs for name in dep.libraries
-            if name in needed and (Path(dep.site_dir, folder, name)).exists())
+            if name in needed and _present(dep, folder, name))
     return table
+
+
+def _present(dep: FoundDependency, lib_dir: str, name: str) -> bool:
+    """Whether the dependency has ``name`` in ``lib_dir``: as found, or, for a wheel whose
+    layout is known without it being installed (site_dir ""), by that layout."""
+    return not dep.site_dir or Path(dep.site_dir, lib_dir, name).exists()
 
 
 def record_path(build_dir: Path) -> Path:
     return Path(build_dir) / STATE / RECORD
 
 
-def record(build_dir: Path, found: Sequence[FoundDependency]) -> None:
-    """What the last build linked, for `buildkit wheels` (auditwheel's excludes)."""
-    write_json(record_path(build_dir), [asdict(dep) for dep in found])
+def record(build_dir: Path, found: Sequence[FoundDependency], system_libraries: Sequence[str] = ()) -> None:
+    """What the last build linked, for `buildkit wheels` (auditwheel's excludes): the library
+    dependencies, and the libraries left to the machine (``cuda-runtime = "system"``)."""
+    write_json(record_path(build_dir), {"dependencies": [asdict(dep) for dep in found],
+                                        "system_libraries": list(system_libraries)})
+
+
+def _read(build_dir: Path) -> dict:
+    data = read_json(record_path(build_dir))
+    return data if isinstance(data, dict) else {}
 
 
 def read_record(build_dir: Path) -> list[FoundDependency]:
-    entries = read_json(record_path(build_dir)) or []
     return [FoundDependency(**{**e, "lib_dirs": tuple(e["lib_dirs"]), "libraries": tuple(e["libraries"])})
-            for e in entries]
+            for e in _read(build_dir).get("dependencies", [])]
 
 
-def excluded_sonames(found: Sequence[FoundDependency]) -> list[str]:
-    """What ``auditwheel repair --exclude`` takes: the dependencies' libraries stay theirs."""
-    return sorted({name for dep in found for name in dep.libraries})
+def excluded_sonames(found: Sequence[FoundDependency], system_libraries: Sequence[str] = ()) -> list[str]:
+    """What ``auditwheel repair --exclude`` takes: the dependencies' libraries stay theirs, the
+    system's stay the system's."""
+    return sorted({*(name for dep in found for name in dep.libraries), *system_libraries})
+
+
+def read_system_libraries(build_dir: Path) -> list[str]:
+    return list(_read(build_dir).get("system_libraries", []))
 
 
 # ---------------------------------------------------------------- rpaths at packaging
@@ -209,7 +234,7 @@ def link_to_dependencies(wheel_root: Path, found: Sequence[FoundDependency]) -> 
             if dep is None:
                 continue
             for lib_dir in dep.lib_dirs:
-                if (Path(dep.site_dir, lib_dir, needed)).exists():
+                if _present(dep, lib_dir, needed):
                     up = os.path.relpath(Path(wheel_root, lib_dir), path.parent).replace(os.sep, "/")
                     folders.append(f"$ORIGIN/{up}")
         new = [f for f in dict.fromkeys(folders) if f not in (*elf.runpath, *elf.rpath)]
@@ -236,4 +261,5 @@ def loader_table(found: Sequence[FoundDependency], needed: Mapping[str, list[str
     """The generated loader's view of each dependency: check the version, then import or preload."""
     return [{"distribution": dep.distribution, "package": dep.package, "built_against": dep.version,
              "policy": dep.policy, "requirement": dep.requirement(), "preload": needed.get(dep.distribution, []),
-             "import": IMPORTED_NOT_PRELOADED.get(dep.distribution), "cuda": dep.cuda} for dep in found]
+             "import": IMPORTED_NOT_PRELOADED.get(dep.distribution), "cuda": dep.cuda, "search": dep.search}
+            for dep in found]

@@ -7,6 +7,7 @@ reads SONAMEs with it, the audit reads NEEDED and RPATH/RUNPATH entries.
 
 from __future__ import annotations
 
+import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ class ElfDynamic:
     runpath: tuple[str, ...] = ()
 
 
-def read_elf_dynamic(data: bytes) -> ElfDynamic | None:
+def read_elf_dynamic(data: bytes | mmap.mmap) -> ElfDynamic | None:
     """DT_NEEDED, DT_SONAME, DT_RPATH and DT_RUNPATH of an ELF image; None if not ELF."""
     if data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
         return None
@@ -58,7 +59,10 @@ def read_elf_dynamic(data: bytes) -> ElfDynamic | None:
 
         def string(offset: int) -> str:
             start = base + offset
-            return data[start:data.index(b"\0", start)].decode("utf-8", "replace")
+            end = data.find(b"\0", start)
+            if end < 0:
+                raise ValueError("unterminated string")
+            return data[start:end].decode("utf-8", "replace")
 
         def paths(tag: int) -> tuple[str, ...]:
             return tuple(p for v in (string(v) for t, v in entries if t == tag) for p in v.split(":"))
@@ -71,9 +75,11 @@ def read_elf_dynamic(data: bytes) -> ElfDynamic | None:
 
 
 def read_elf_file(path: Path) -> ElfDynamic | None:
-    """:func:`read_elf_dynamic` of a file on disk; None when it is not ELF."""
+    """:func:`read_elf_dynamic` of a file on disk; None when it is not ELF.  Mapped, not read:
+    only the pages of the headers and the dynamic section are touched (a CUDA library can
+    weigh hundreds of megabytes)."""
     with open(path, "rb") as handle:
         if handle.read(4) != b"\x7fELF":
             return None
-        handle.seek(0)
-        return read_elf_dynamic(handle.read())
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return read_elf_dynamic(data)

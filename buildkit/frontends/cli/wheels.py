@@ -34,7 +34,7 @@ from buildkit._util import console
 from buildkit._util.fileutil import write_json
 from buildkit.errors import BuildkitError, exit_on_error
 from buildkit.frontends.cli import audit as audit_mod
-from buildkit.package.dependencies import excluded_sonames
+from buildkit.package.dependencies import excluded_sonames, read_system_libraries
 from buildkit.package.dependencies import read_record as read_dependency_record
 from buildkit.package.dependencies import record_path as dependency_record
 from buildkit.package.installed import describe_dropped, read_dropped, report_path
@@ -184,7 +184,7 @@ class Run:
             wheel = next(raw.glob("*.whl"))
             # Other distributions' libraries stay theirs: the wheel finds them in site-packages.
             linked = read_dependency_record(self.settings.build_dir)
-            exclude = sorted({*exclude, *excluded_sonames(linked)})
+            exclude = sorted({*exclude, *excluded_sonames(linked, read_system_libraries(self.settings.build_dir))})
             outcome.wheel = self.repair(wheel, exclude)
         except BuildkitError as error:
             outcome.problems.append(str(error))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from . import _loader
 
-_native = _loader.load()
+_libraries = _loader.load()
 
 try:
     from . import _C
 except ImportError as e:  # pragma: no cover - depends on the installation
     raise ImportError(f"tensorlet: the extension module tensorlet._C failed to load ({e}). The native libraries were "
-                      f"found in {_native.lib_dir}; rebuild or reinstall tensorlet.") from e
+                      f"found in {_libraries.lib_dir}; rebuild or reinstall tensorlet.") from e
 
 __version__ = _loader.package_version()
 

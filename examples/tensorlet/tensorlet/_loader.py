@@ -9,6 +9,7 @@ resolve their symbols against these copies."""
 from __future__ import annotations
 
 import ctypes
+import importlib
 import importlib.metadata
 import importlib.util
 import os
@@ -49,6 +50,13 @@ def library_distribution_root() -> Optional[Path]:
     if locations:
         return Path(locations[0])
     return Path(spec.origin).parent if spec.origin else None
+
+
+def _preload_cuda_runtime() -> None:
+    """libcudart where buildkit's generated loader finds it: already loaded (torch's), NVIDIA's
+    runtime wheel, conda, the system. Only a CUDA build has that loader (`_native.py`)."""
+    if importlib.util.find_spec(f"{__package__}._native") is not None:
+        importlib.import_module(f"{__package__}._native").load()
 
 
 class NativeLibraries:
@@ -104,6 +112,7 @@ def load() -> NativeLibraries:
     cuda_path = libs.lib_dir / CUDA_LIBRARY
     if cuda_path.exists() and os.environ.get("TENSORLET_DISABLE_CUDA", "0") != "1":
         try:
+            _preload_cuda_runtime()
             libs.cuda = ctypes.CDLL(str(cuda_path), mode=mode)
         except OSError as e:
             libs.cuda_error = str(e)

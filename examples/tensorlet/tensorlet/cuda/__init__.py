@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import ctypes
 
-from .. import _native
+from .. import _libraries
 
 
 def _device_count() -> int:
-    lib = _native.cuda
+    lib = _libraries.cuda
     if lib is None:
         return 0
     try:
@@ -22,7 +22,7 @@ def _device_count() -> int:
 
 def is_built() -> bool:
     """Whether libtensorlet_cuda.so was loaded."""
-    return _native.cuda is not None
+    return _libraries.cuda is not None
 
 
 def is_available() -> bool:
@@ -35,9 +35,9 @@ def device_count() -> int:
 
 
 def _library():
-    if _native.cuda is None or not is_available():
-        raise RuntimeError(f"CUDA is not available ({_native.cuda_error or 'no CUDA device'})")
-    return _native.cuda
+    if _libraries.cuda is None or not is_available():
+        raise RuntimeError(f"CUDA is not available ({_libraries.cuda_error or 'no CUDA device'})")
+    return _libraries.cuda
 
 
 def get_device_name() -> str:

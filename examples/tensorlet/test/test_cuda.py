@@ -111,7 +111,7 @@ MAPPED_CUDART = ("import tensorlet as tl\n"
                  "print(sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcudart' in l}))\n")
 
 
-def test_cuda_runtime_comes_from_nvidia_wheel(full_build, wheelhouse, tmp_path):
+def test_cuda_runtime_comes_from_nvidia_wheel(full_build, tensorlet_wheelhouse, tmp_path):
     """cuda-runtime = "wheel" (the default): the wheel requires NVIDIA's runtime wheel instead
     of carrying libcudart, reaches it through an rpath, and a fresh venv loads it from there."""
     if not full_build.cuda_requested:
@@ -127,7 +127,7 @@ def test_cuda_runtime_comes_from_nvidia_wheel(full_build, wheelhouse, tmp_path):
     assert "libcudart.so.13" in cuda.needed and "$ORIGIN/../../nvidia/cu13/lib" in cuda.runpath
 
     python = make_venv(tmp_path / "venv", with_pip=False)
-    pip_into(python, wheelhouse, "install", "-q", "--no-index", wheel)  # numpy and nvidia-cuda-runtime with it
+    pip_into(python, tensorlet_wheelhouse, "install", "-q", "--no-index", wheel)  # numpy, nvidia-cuda-runtime too
     here = tmp_path / "elsewhere"
     here.mkdir()
     computed, mapped = run([python, "-c", MAPPED_CUDART], cwd=here).stdout.splitlines()

@@ -30,7 +30,6 @@ import pytest
 
 from buildkit.package.version import resolve_version
 from buildkit_testing.processes import run
-from buildkit_testing.venvs import make_wheelhouse
 from conftest import ROOT, compiled_since, have_tool, ninja_entries, tool
 
 REPO = ROOT.parents[1]
@@ -139,16 +138,6 @@ class Step:
         self.compiled = compiled_since(before, build_dir)
         self.core_unchanged = objects == _core_objects(build_dir) and bool(objects)
 
-
-@pytest.fixture(scope="module")
-def tensorlet_wheelhouse(request, tmp_path_factory) -> Path:
-    """The run's wheelhouse (buildkit's wheel, its dependencies, pyyaml, numpy): the
-    repository's conftest.py makes it when pytest runs from the repository root; run
-    from examples/tensorlet, this module makes its own the same way."""
-    try:
-        return request.getfixturevalue("wheelhouse")
-    except pytest.FixtureLookupError:
-        return make_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
 
 
 @pytest.fixture(scope="module")

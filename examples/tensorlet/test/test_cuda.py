@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -133,6 +134,31 @@ def test_cuda_runtime_comes_from_nvidia_wheel(full_build, tensorlet_wheelhouse, 
     computed, mapped = run([python, "-c", MAPPED_CUDART], cwd=here).stdout.splitlines()
     assert computed == ("6.0 False" if not GPU_PRESENT else "6.0 True")
     assert mapped == str([str(site_packages(python) / "nvidia" / "cu13" / "lib" / "libcudart.so.13")])
+
+
+# torch 2.14.1's Linux wheel is a CUDA 13.0 build: it requires cuda-toolkit[cudart]==13.0.3, whose
+# nvidia-cuda-runtime puts libcudart.so.13 where tensorlet's wheel looks for it.
+TORCH_CUDA13 = "torch==2.14.1"
+ONE_RUNTIME = ("import {first}, {second}\n"
+               "print(sorted({{l.split()[-1] for l in open('/proc/self/maps') if 'libcudart' in l}}))\n")
+
+
+@pytest.mark.torch
+def test_one_cuda_runtime_beside_torch(full_build, tensorlet_wheelhouse, tmp_path):
+    """tensorlet and a CUDA 13 torch in one venv, imported in either order: one libcudart,
+    NVIDIA's wheel's (torch's own dependency satisfies tensorlet's requirement)."""
+    if not full_build.cuda_requested:
+        pytest.skip("nvcc not found: no CUDA build to package")
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    installed = run([sys.executable, "-m", "pip", "--python", python, "install", "-q", TORCH_CUDA13,
+                     full_build.wheel(), "--find-links", tensorlet_wheelhouse], check=False, timeout=1800)
+    if installed.returncode != 0:
+        pytest.skip(f"{TORCH_CUDA13} could not be installed: {installed.stderr.strip()[-300:]}")
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    expected = str([str(site_packages(python) / "nvidia" / "cu13" / "lib" / "libcudart.so.13")])
+    for first, second in (("torch", "tensorlet"), ("tensorlet", "torch")):
+        assert run([python, "-c", ONE_RUNTIME.format(first=first, second=second)], cwd=here).stdout.strip() == expected
 
 
 GPU_KERNELS = """

@@ -186,14 +186,17 @@ class Project:
 
     # ------------------------------------------------------------ requirements
     def requirements(self) -> list[str]:
-        """Base requirements, extra ones from the environment, the library pin."""
+        """Base requirements, extra ones from the environment, the pins of what the build links."""
         if self.mode is WheelMode.LIBRARY_ONLY:
             # C++ libraries, headers and CMake files: nothing to import; only the CUDA runtime they link.
-            return pinned_requirements([], self.runtime_dependencies()[len(self.library_dependencies):])
+            return pinned_requirements([], [d.requirement() for d in self.cuda_runtime()])
         base = [*self.settings.dependencies, *self.options.extra_requirements]
         if self.for_sdist:  # nothing is built against yet: the wheel built from the sdist pins the versions
             return base + [d.distribution for d in self.settings.library_dependencies]
-        return pinned_requirements(base, self.runtime_dependencies())
+        # A python-only wheel needs exactly this build's library wheel: known without looking for it.
+        own = [f"{self.settings.library_distribution}=={self.version}"] if self.mode is WheelMode.PYTHON_ONLY else []
+        return pinned_requirements(base, [*own, *(d.requirement() for d in (*self.declared_dependencies,
+                                                                            *self.cuda_runtime()))])
 
     # ----------------------------------------------------------- CMake inputs
     def linker_script_defines(self) -> dict[str, str]:
@@ -205,23 +208,31 @@ class Project:
                                            self.build_dir / "linker_script.ld")
 
     @cached_property
-    def library_dependencies(self) -> list[FoundDependency]:
-        """The other distributions' libraries this build links, as found where it runs: the
-        declared ones and, for a python-only wheel, the project's own library distribution."""
-        name, found = self.settings.project_name, []
-        if self.mode is WheelMode.PYTHON_ONLY:
-            library = self.settings.library_distribution
-            hint = python_only_hint(library, self.version, mode_variable=self.settings.library_only_variable)
-            found.append(find_dependency(python_only_dependency(library), project=name, required_version=self.version,
-                                         hint=hint))
-        return found + [find_dependency(d, project=name) for d in self.settings.library_dependencies]
+    def declared_dependencies(self) -> list[FoundDependency]:
+        """The ``library-dependencies``, as found where the build runs."""
+        return [find_dependency(d, project=self.settings.project_name) for d in self.settings.library_dependencies]
 
-    def runtime_dependencies(self) -> list[FoundDependency]:
-        """The library dependencies, and, once built, NVIDIA's CUDA runtime wheel when a binary
-        needs its libcudart (``cuda-runtime = "wheel"``)."""
+    @cached_property
+    def library_dependencies(self) -> list[FoundDependency]:
+        """The other distributions' libraries this build links: for a python-only wheel the project's
+        own library distribution (exactly this version), then the declared ones."""
+        if self.mode is not WheelMode.PYTHON_ONLY:
+            return self.declared_dependencies
+        library = self.settings.library_distribution
+        hint = python_only_hint(library, self.version, mode_variable=self.settings.library_only_variable)
+        own = find_dependency(python_only_dependency(library), project=self.settings.project_name,
+                              required_version=self.version, hint=hint)
+        return [own, *self.declared_dependencies]
+
+    def cuda_runtime(self) -> list[FoundDependency]:
+        """NVIDIA's CUDA runtime wheel, once built, when a binary needs its libcudart (``cuda-runtime``)."""
         cudart = cuda_runtime_dependency(self.settings.cuda_runtime, self.cuda_toolkit,
                                          self.needed_sonames) if self.built and self.cuda_toolkit else None
-        return [*self.library_dependencies, *([cudart] if cudart else [])]
+        return [cudart] if cudart else []
+
+    def runtime_dependencies(self) -> list[FoundDependency]:
+        """Everything the wheel's binaries find in other distributions at run time."""
+        return [*self.library_dependencies, *self.cuda_runtime()]
 
     @property
     def cuda_toolkit(self) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -43,9 +44,16 @@ def test_python_only_pins_exactly_this_build():
 
 
 def test_a_pin_replaces_the_projects_own_requirement_and_says_so(capsys):
-    pinned = pinned_requirements(["numpy>=1.22", "LibFmt>=1"], [found("12.2.1", VersionPolicy.SAME_MAJOR)])
+    pinned = pinned_requirements(["numpy>=1.22", "LibFmt>=1"], [found("12.2.1", VersionPolicy.SAME_MAJOR).requirement()])
     assert pinned == ["numpy>=1.22", "libfmt>=12.2.1,==12.*"]
     assert "'LibFmt>=1' replaced by 'libfmt>=12.2.1,==12.*'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("base, pins, bad", [(["numpy>=1.22"], ["libfoo==banana"], "banana"),
+                                             (["lib foo!"], ["libfoo==1.0"], "lib foo!")])
+def test_an_unwritable_requirement_is_a_config_error(base, pins, bad):
+    with pytest.raises(ConfigError, match=re.escape(bad)):
+        pinned_requirements(base, pins)
 
 
 def test_a_missing_dependency_is_one_clear_error():

@@ -82,6 +82,8 @@ WRONG_TYPES = [
      "[tool.buildkit] preload-libraries must be a list of strings, not 'demo'."),
     ("library-dependencies", 'library-dependencies = "libfmt"',
      "[tool.buildkit] library-dependencies must be a list of tables, not 'libfmt'."),
+    ("cuda-runtime", 'cuda-runtime = "conda"',
+     "[tool.buildkit] cuda-runtime must be one of `wheel`, `vendor` or `system`, not 'conda'."),
     ("smoke-test", 'smoke-test = ["python", "-c", "1"]',
      "[tool.buildkit] smoke-test must be a string, not ['python', '-c', '1']."),
     ("job-memory-mb", 'job-memory-mb = "lots"',

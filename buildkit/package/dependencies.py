@@ -33,7 +33,7 @@ from buildkit._util.fileutil import read_json, write_json
 from buildkit.builder.install_step import STATE
 from buildkit.config.modes import VersionPolicy
 from buildkit.config.settings import LibraryDependency
-from buildkit.errors import BuildkitError
+from buildkit.errors import BuildkitError, ConfigError
 from buildkit.package.contents import is_extension_module
 from buildkit.package.elf import patchelf_search_path, read_elf_file
 
@@ -136,25 +136,30 @@ def _torch_cuda(site: Path, distribution: str) -> str | None:
     return found.group(1) if found else None
 
 
-def pinned_requirements(base: Sequence[str], found: Sequence[FoundDependency]) -> list[str]:
-    """``base`` with each dependency's pin; a requirement of the project on the same distribution
-    gives way to the pin, and says so."""
-    if not found:
+def pinned_requirements(base: Sequence[str], pins: Sequence[str]) -> list[str]:
+    """``base`` with the ``pins`` (requirements on what the build linked) after it; a requirement
+    of the project on a pinned distribution gives way to the pin, and the build says so."""
+    if not pins:
         return list(base)
-    # packaging's requirement parser costs ~25 ms to import; only projects with library dependencies pay it.
-    from packaging.requirements import Requirement
+    # packaging's requirement parser costs ~25 ms to import; only projects that link others pay it.
+    from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
 
-    pins = {canonicalize_name(dep.distribution): dep.requirement() for dep in found}
-    kept = []
-    for text in base:
-        name = canonicalize_name(Requirement(text).name)
-        if name in pins:
-            console.info(f"requirement {text!r} replaced by {pins[name]!r}: the version the wheel was built "
-                         "against ([tool.buildkit] library-dependencies)")
-        else:
-            kept.append(text)
-    return kept + list(pins.values())
+    try:
+        pinned = {canonicalize_name(Requirement(pin).name): pin for pin in pins}
+        kept = []
+        for text in base:
+            name = canonicalize_name(Requirement(text).name)
+            if name in pinned:
+                console.info(f"requirement {text!r} replaced by {pinned[name]!r}: the version the wheel was built "
+                             "against")
+            else:
+                kept.append(text)
+    except InvalidRequirement as error:
+        raise ConfigError(f"Cannot write the wheel's requirements: {error}.",
+                          "Check the distribution names, the version (PEP 440) and the project's requirements "
+                          "(PEP 508).") from None
+    return kept + list(pinned.values())
 
 
 # ------------------------------------------------------------- what the binaries need

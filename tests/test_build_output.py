@@ -228,3 +228,46 @@ def test_summary(capsys):
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "buildkit: up to date (0.00 s)"
     assert err[1] == "buildkit: done in 3.60 s: configure 1.00 s, build 2.50 s (7 targets), install 0.10 s"
+
+
+# Captured from CMake 4: a library and an include folder that find_* did not find.
+NOTFOUND = lines("""
+    -- Configuring done (0.9s)
+    CMake Error: The following variables are used in this project, but they are set to NOTFOUND.
+    Please set them or make sure they are set and tested correctly in the CMake files:
+    /tmp/nf/SOME_INCLUDE_DIR
+       used as include directory in directory /tmp/nf
+    CUDA_nvrtc_LIBRARY
+        linked by target "m" in directory /tmp/nf
+
+    -- Generating done (0.1s)
+    CMake Generate step failed.  Build files cannot be regenerated correctly.
+""")
+
+
+def test_notfound_variables_are_named_in_the_error_box(tmp_path):
+    assert bo.notfound_variables(NOTFOUND) == [
+        ("SOME_INCLUDE_DIR", "used as include directory in directory /tmp/nf"),
+        ("CUDA_nvrtc_LIBRARY", 'linked by target "m" in directory /tmp/nf')]
+    error = bo.failure_error("configure", ["cmake"], NOTFOUND, 1, tmp_path / "configure.log")
+    assert ("Set to NOTFOUND:\n  SOME_INCLUDE_DIR (used as include directory in directory /tmp/nf)\n"
+            '  CUDA_nvrtc_LIBRARY (linked by target "m" in directory /tmp/nf)') in error.message
+    assert error.hint.startswith("SOME_INCLUDE_DIR, CUDA_nvrtc_LIBRARY: each is what a find_library")
+    assert "-DSOME_INCLUDE_DIR=<path>" in error.hint
+    assert bo.notfound_variables(CMAKE) == []
+
+
+# Captured from CMake 4: find_package(Torch REQUIRED) with no torch installed.
+TORCH_MISSING = lines("""
+    CMake Error at CMakeLists.txt:3 (find_package):
+      By not providing "FindTorch.cmake" in CMAKE_MODULE_PATH this project has
+      asked CMake to find a package configuration file provided by "Torch", but
+      CMake did not find one.
+""")
+
+
+@pytest.mark.parametrize("output", [TORCH_MISSING, ["CMake Error at /x/BuildkitTorch.cmake:151 (message):",
+                                                    "  buildkit: PyTorch was not found: no TorchConfig.cmake"]])
+def test_missing_torch_names_the_fix(output):
+    hint = bo.hint_for(output, 1, None)
+    assert "PyTorch is not installed where the build runs" in hint and "--no-build-isolation" in hint

@@ -2,12 +2,16 @@ from __future__ import annotations
 
 import pytest
 
+from buildkit.builder.configure_state import diff_inputs
 from buildkit.builder.cuda_arch import (
     architecture_numbers,
     gpu_detected,
     minimum_arch_for_cuda,
     normalize_cuda_architectures,
 )
+from buildkit.builder.driver import CMakeDriver
+from buildkit.config.options import load_options, option_keys
+from buildkit.config.settings import load_settings
 from buildkit.errors import ConfigError
 
 
@@ -92,3 +96,56 @@ def test_minimum_arch_for_cuda(version: str | None, minimum: int) -> None:
 ])
 def test_architecture_numbers(normalized: str, numbers: list[str]) -> None:
     assert architecture_numbers(normalized) == numbers
+
+
+# TORCH_CUDA_ARCH_LIST keeps PyTorch's meaning: SASS only unless +PTX (or a family name) asks.
+@pytest.mark.parametrize("value, expected", [
+    ("8.0", "80-real"),
+    ("7.5;8.0;9.0", "75-real;80-real;90-real"),
+    ("8.6 9.0+PTX", "86-real;90"),
+    ("9.0a", "90a-real"),
+    ("Ampere", "80-real;86"),  # PyTorch: Ampere is 8.0;8.6+PTX
+    ("Turing;8.0", "75;80-real"),  # PyTorch: Turing is 7.5+PTX
+    ("75-real;90", "75-real;90"),  # CMake form: exact either way
+    ("6.0;7.0", "60-real;70-real"),  # below CUDA 13's floor: nvcc, not buildkit, refuses it
+])
+def test_torch_cuda_arch_list_keeps_pytorchs_meaning(value: str, expected: str) -> None:
+    assert normalize_cuda_architectures(value, gpu_present=False, pytorch_exact=True) == expected
+
+
+def test_torch_cuda_arch_list_still_rejects_what_pytorch_rejects() -> None:
+    with pytest.raises(ConfigError, match="TORCH_CUDA_ARCH_LIST='8.0;banana'"):
+        normalize_cuda_architectures("8.0;banana", variable="TORCH_CUDA_ARCH_LIST", pytorch_exact=True)
+    with pytest.raises(ConfigError, match="sm_30 .* but PyTorch builds for sm_35"):
+        normalize_cuda_architectures("3.0", variable="TORCH_CUDA_ARCH_LIST", pytorch_exact=True)
+
+
+def options_for(tmp_path, environ: dict[str, str], table: str = ""):
+    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "demo"\n\n[tool.buildkit]\n{table}\n')
+    settings = load_settings(tmp_path, option_keys())
+    return settings, load_options(settings, environ)
+
+
+@pytest.mark.parametrize("environ, table, expected", [
+    ({}, "", None),
+    ({"TORCH_CUDA_ARCH_LIST": "8.0"}, "", ("8.0", "TORCH_CUDA_ARCH_LIST", True)),
+    # The project's own variable wins; a [tool.buildkit] default loses to the variable.
+    ({"TORCH_CUDA_ARCH_LIST": "8.0", "DEMO_CUDA_ARCH_LIST": "9.0"}, "", ("9.0", "DEMO_CUDA_ARCH_LIST", False)),
+    ({"TORCH_CUDA_ARCH_LIST": "8.0"}, 'cuda-arch-list = "9.0"', ("8.0", "TORCH_CUDA_ARCH_LIST", True)),
+    ({}, 'cuda-arch-list = "9.0"', ("9.0", "DEMO_CUDA_ARCH_LIST", False)),
+])
+def test_which_list_is_used(tmp_path, environ, table, expected) -> None:
+    _, options = options_for(tmp_path, environ, table)
+    request = options.cuda_architecture_request()
+    assert (request and (request.value, request.variable, request.pytorch_exact)) == expected
+
+
+def test_torch_cuda_arch_list_is_a_configure_input(tmp_path) -> None:
+    """The driver passes the normalized list to CMake and records it: a change reconfigures."""
+    settings, options = options_for(tmp_path, {"TORCH_CUDA_ARCH_LIST": "8.0;9.0"})
+    driver = CMakeDriver(settings, options, install_prefix=tmp_path / "demo")
+    assert driver.configure_inputs(None, "Release")["CUDA architectures"] == "80-real;90-real"
+    _, changed = options_for(tmp_path, {"TORCH_CUDA_ARCH_LIST": "8.0;9.0+PTX"})
+    after = CMakeDriver(settings, changed, install_prefix=tmp_path / "demo").configure_inputs(None, "Release")
+    assert diff_inputs(driver.configure_inputs(None, "Release"), after) == [
+        ("CUDA architectures", "CUDA architectures changed: '80-real;90-real' → '80-real;90'")]

@@ -16,7 +16,7 @@ from buildkit.frontends.cli.doctor import Check, main, run_doctor
 
 VARIABLES = ("MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "USE_CUDA", "USE_NINJA", "CMAKE_GENERATOR", "CC", "CXX",
              "CUDACXX", "DEMO_CUDA_ARCH_LIST", "BUILDKIT_COMPILER_LAUNCHER", "CMAKE_C_COMPILER",
-             "CMAKE_CXX_COMPILER", "CMAKE_CUDA_COMPILER")
+             "CMAKE_CXX_COMPILER", "CMAKE_CUDA_COMPILER", "TORCH_CUDA_ARCH_LIST")
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +149,50 @@ def test_wheel_tools_are_listed_with_their_versions(project: Path) -> None:
         check = checks[name]
         assert (check.status, check.version) == ("ok", metadata.version(name)), check
         assert Path(check.path).exists()
+
+
+def fake_torch(site: Path, cuda: str | None, with_cmake: bool = True) -> Path:
+    """A torch folder as a wheel installs it, with a dist-info for its version."""
+    torch = site / "torch"
+    (torch / "share" / "cmake" / "Torch").mkdir(parents=True)
+    (torch / "__init__.py").write_text("raise ImportError('doctor must not import torch')\n")
+    (torch / "version.py").write_text(f"__version__ = '2.13.0'\ncuda: Optional[str] = {cuda!r}\n")
+    if with_cmake:
+        (torch / "share" / "cmake" / "Torch" / "TorchConfig.cmake").write_text("# torch\n")
+    dist = site / "torch-2.13.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.13.0\n")
+    return torch
+
+
+@pytest.mark.parametrize("cuda, version", [(None, "2.13.0 (CPU build)"), ("12.8", "2.13.0 (CUDA 12.8 build)")])
+def test_a_torch_project_gets_a_torch_check(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             cuda: str | None, version: str) -> None:
+    (project / "CMakeLists.txt").write_text("project(demo CXX)\ninclude(BuildkitTorch)\n"
+                                            "buildkit_torch_extension(_C SOURCES ext.cpp)\n")
+    torch = fake_torch(tmp_path / "site", cuda)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    settings = load_settings(project, doctor.option_keys())
+    check = by_name(run_doctor(settings, load_options(settings)))["torch"]
+    assert (check.status, check.version, check.path) == ("ok", version, str(torch / "share" / "cmake" / "Torch"))
+
+
+def test_a_torch_project_without_torch_or_its_cmake_package(project: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "CMakeLists.txt").write_text("project(demo CXX)\nfind_package( Torch REQUIRED)\n")
+    settings = load_settings(project, doctor.option_keys())
+    with monkeypatch.context() as patched:
+        patched.setattr(doctor, "installed_torch", lambda: None)
+        check = by_name(run_doctor(settings, load_options(settings)))["torch"]
+    assert check.status == "problem" and "CMakeLists.txt finds torch" in check.detail
+    assert "--no-build-isolation" in check.fix
+    fake_torch(tmp_path / "site", None, with_cmake=False)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    check = by_name(run_doctor(settings, load_options(settings)))["torch"]
+    assert check.status == "problem" and "TorchConfig.cmake" in check.detail and "--force-reinstall" in check.fix
+
+
+def test_a_project_without_torch_gets_no_torch_check(project: Path) -> None:
+    (project / "CMakeLists.txt").write_text("project(demo CXX)\nfind_package(Python)\n")
+    settings = load_settings(project, doctor.option_keys())
+    assert "torch" not in by_name(run_doctor(settings, load_options(settings)))

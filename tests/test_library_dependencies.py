@@ -147,3 +147,15 @@ def test_bad_library_dependency_entries_are_named(tmp_path, entry, words):
     with pytest.raises(ConfigError) as error:
         load_settings(tmp_path)
     assert "library-dependencies[0]" in error.value.message and words in error.value.message
+
+
+def test_a_pin_setuptools_would_drop_is_refused(tmp_path):
+    """Without `dependencies` in [project] dynamic, setuptools writes no requirement of buildkit's."""
+    from buildkit.frontends.setuptools.packaging import _refuse_dropped_pins
+    from buildkit.project import Project
+
+    write_files(tmp_path, {"pyproject.toml": '[project]\nname = "demo"\nversion = "1.0"\n'})
+    project = Project.load(tmp_path, environ={"BUILD_PYTHON_ONLY": "1"})
+    with pytest.raises(BuildkitError) as error:
+        _refuse_dropped_pins(project, project.requirements())
+    assert "must require libdemo==1.0" in error.value.message and '"dependencies"' in error.value.hint

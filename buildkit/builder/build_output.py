@@ -167,13 +167,50 @@ HEADER_PACKAGES = {
 }
 
 
+# CMake's report of variables that are NOTFOUND, at generate time: the header line,
+# one unindented line per variable (an include folder made absolute: /src/NAME), and
+# indented lines saying where each is used.
+NOTFOUND_REPORT = "CMake Error: The following variables are used in this project, but they are set to NOTFOUND."
+# find_package(Torch) without torch: CMake's own message (wrapped anywhere) or BuildkitTorch.cmake's.
+_TORCH_MISSING = re.compile(r'provided\s+by\s+"Torch"|buildkit: PyTorch was not found')
+TORCH_MISSING_HINT = (
+    "PyTorch is not installed where the build runs, so find_package(Torch) found no TorchConfig.cmake. "
+    "Install the torch your extension will run with into that environment and build without isolation "
+    "(`pip install torch==<version>`, then `pip install --no-build-isolation .` or `buildkit develop`), "
+    "or pass its CMake folder with -DTorch_DIR=<site-packages>/torch/share/cmake/Torch.")
+
+
+def notfound_variables(lines: Sequence[str]) -> list[tuple[str, str]]:
+    """(variable, where it is used) for each variable in CMake's NOTFOUND report."""
+    try:
+        start = lines.index(NOTFOUND_REPORT) + 2  # the "Please set them ..." line follows
+    except ValueError:
+        return []
+    found: list[tuple[str, str]] = []
+    for text in lines[start:]:
+        if not text.strip() or text.startswith("-- "):
+            break
+        if text[0].isspace():
+            if found and not found[-1][1]:
+                found[-1] = (found[-1][0], " ".join(text.split()))
+        else:
+            found.append((text.strip().rsplit("/", 1)[-1], ""))
+    return found
+
+
 def hint_for(lines: Sequence[str], returncode: int | None, jobs: int | None) -> str | None:
     """A hint when the cause of the failure is one we recognize."""
     if returncode in (137, -9) or any(_KILLED.search(text) for text in lines):
         return _oom_hint(jobs)
+    if _TORCH_MISSING.search("\n".join(lines)):
+        return TORCH_MISSING_HINT
     for text in lines:
         if m := _MISSING_HEADER.search(text):
             return missing_header_hint(m["clang"] or m["gcc"] or m["nvcc"])
+    if names := notfound_variables(lines):
+        return (f"{', '.join(name for name, _ in names)}: each is what a find_library, find_path or find_program "
+                "call found, and it found nothing. Install what provides it, or give its location with "
+                f"-D{names[0][0]}=<path> (in CMAKE_ARGS, or cmake-defines in [tool.buildkit]).")
     return None
 
 
@@ -206,6 +243,8 @@ def failure_error(phase: str, command: Sequence[str], lines: Sequence[str], retu
         tail = [text for text in lines if text.strip()][-15:]
         parts = [f"{label} failed (exit code {returncode}) without a recognizable error; the last lines were:",
                  *_indent(tail)]
+    if names := notfound_variables(lines):
+        parts += ["", "Set to NOTFOUND:", *_indent([f"{name} ({use})" if use else name for name, use in names])]
     target, failed = failing_command(lines)
     if failed:
         parts += ["", f"Failing command (building {target}):" if target else "Failing command:",

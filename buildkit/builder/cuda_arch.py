@@ -5,6 +5,12 @@ Users write ``TORCH_CUDA_ARCH_LIST``-style lists (``7.5;8.0;9.0+PTX``, ``8.6 9.0
 get real code (SASS) each, and the newest one also gets PTX so the wheel still runs,
 JIT-compiled, on GPUs newer than the toolkit knows; ``+PTX`` adds PTX to another one.
 CMake-style entries keep exactly their CMake meaning.
+
+``TORCH_CUDA_ARCH_LIST`` itself (``pytorch_exact``) keeps PyTorch's meaning instead:
+``8.0`` is sm_80 only, PTX comes only with ``+PTX`` or with a family name (PyTorch's
+``Ampere`` is ``8.0;8.6+PTX``), and architectures below the build's toolkit are left
+for nvcc to refuse, as PyTorch does: the variable is machine-wide, often set for an
+older toolkit, and read by projects that compile no CUDA at all.
 """
 
 from __future__ import annotations
@@ -19,6 +25,10 @@ from buildkit.errors import ConfigError
 DEFAULT_ARCH_LIST = "7.5;8.0;9.0"
 # The oldest architecture CUDA 13 compiles for; older toolkits pass their own.
 CUDA13_MINIMUM_ARCH = 75
+# The oldest architecture PyTorch's own list knows (Kepler): the floor for TORCH_CUDA_ARCH_LIST.
+PYTORCH_MINIMUM_ARCH = 35
+# Who sets a floor, for the "too old" error.
+_FLOOR_OWNERS = {CUDA13_MINIMUM_ARCH: "CUDA 13 compiles for", PYTORCH_MINIMUM_ARCH: "PyTorch builds for"}
 SPECIAL_VALUES = ("all", "all-major", "native")
 # PyTorch's names (torch.utils.cpp_extension), the pre-Turing ones only to give the
 # "too old" error instead of "unknown word".
@@ -47,13 +57,15 @@ class _Arch:
 
 
 def normalize_cuda_architectures(value: str | None, *, gpu_present: bool | None = None,
-                                 variable: str = "TORCH_CUDA_ARCH_LIST", default: str = DEFAULT_ARCH_LIST,
-                                 minimum: int = CUDA13_MINIMUM_ARCH) -> str:
+                                 variable: str = "CUDA_ARCH_LIST", default: str = DEFAULT_ARCH_LIST,
+                                 minimum: int = CUDA13_MINIMUM_ARCH, pytorch_exact: bool = False) -> str:
     """The ``CMAKE_CUDA_ARCHITECTURES`` value for a PyTorch- or CMake-style list.
 
     ``7.5;8.0;9.0`` becomes ``75-real;80-real;90`` (CMake's ``90`` is real code plus
-    PTX).  Raises ConfigError naming ``variable`` for unknown words, architectures
-    below ``minimum`` and ``native`` without a GPU (``gpu_present=None`` asks nvidia-smi).
+    PTX); with ``pytorch_exact`` (``TORCH_CUDA_ARCH_LIST``) it becomes
+    ``75-real;80-real;90-real``.  Raises ConfigError naming ``variable`` for unknown
+    words, architectures below ``minimum`` and ``native`` without a GPU
+    (``gpu_present=None`` asks nvidia-smi).
     """
     text = (value or "").strip()
     if not text:
@@ -64,15 +76,15 @@ def normalize_cuda_architectures(value: str | None, *, gpu_present: bool | None 
     if special:
         return _special(special[0], tokens, value, variable, gpu_present)
     arches: dict[str, _Arch] = {}
-    for token in _expand_names(tokens):
-        arch = _parse_token(token, value, variable, minimum)
+    for token in _expand_names(tokens, family_ptx=pytorch_exact):
+        arch = _parse_token(token, value, variable, PYTORCH_MINIMUM_ARCH if pytorch_exact else minimum)
         seen = arches.setdefault(arch.name, arch)
         if seen is not arch:  # listed twice: keep everything asked for
             seen.real, seen.ptx = seen.real or arch.real, seen.ptx or arch.ptx
             seen.cmake_form = seen.cmake_form or arch.cmake_form
     ordered = sorted(arches.values(), key=lambda a: (a.number, a.suffix))
     newest = ordered[-1]
-    if not newest.cmake_form:
+    if not newest.cmake_form and not pytorch_exact:
         newest.ptx = True
     return ";".join(arch.render() for arch in ordered)
 
@@ -88,14 +100,16 @@ def _special(word: str, tokens: list[str], value: str | None, variable: str, gpu
     return word
 
 
-def _expand_names(tokens: list[str]) -> list[str]:
+def _expand_names(tokens: list[str], *, family_ptx: bool) -> list[str]:
+    """Family names replaced by their members; ``family_ptx``: PyTorch's table, where the
+    newest member of a family always carries PTX."""
     expanded: list[str] = []
     for token in tokens:
         base, plus, _ = token.lower().partition("+")
         if base in NAMED_ARCHES:
             # "Ampere+PTX" puts PTX on the newest member of the family.
             members = NAMED_ARCHES[base].split(";")
-            expanded += members[:-1] + [members[-1] + ("+PTX" if plus else "")]
+            expanded += members[:-1] + [members[-1] + ("+PTX" if plus or family_ptx else "")]
         else:
             expanded.append(token)
     return expanded
@@ -118,7 +132,7 @@ def _parse_token(token: str, value: str | None, variable: str, minimum: int) -> 
     if arch.number < minimum:
         raise ConfigError(
             f"{variable}={value!r} asks for sm_{arch.number} (`{token}`), but "
-            f"{'CUDA 13' if minimum == CUDA13_MINIMUM_ARCH else 'this CUDA toolkit'} compiles for "
+            f"{_FLOOR_OWNERS.get(minimum, 'this CUDA toolkit compiles for')} "
             f"sm_{minimum} ({minimum // 10}.{minimum % 10}) and newer only.",
             f"Remove the older architectures from {variable}, e.g. {variable}='7.5;8.0;9.0', "
             "or build with an older CUDA toolkit that still supports them.")

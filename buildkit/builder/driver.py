@@ -60,6 +60,7 @@ from buildkit.builder.cuda_arch import normalize_cuda_architectures
 from buildkit.builder.install_step import PackageTreeInstall
 from buildkit.builder.jobs import default_job_count
 from buildkit.builder.toolchain import Toolchain
+from buildkit.builder.torch_env import installed_torch, isolation_mismatch, project_uses_torch
 from buildkit.config.options import BuildOptions, merged_prefix_path
 from buildkit.config.settings import ProjectSettings
 from buildkit.errors import BuildFailedError
@@ -277,6 +278,9 @@ class CMakeDriver:
         # From scratch means finding the tools again too (the probe cache makes it cheap).
         tools = self._discover(None) if decision.fresh else self._tools()
         check_named_compilers(self.options, self.build_dir)
+        if project_uses_torch(self.source_dir / "CMakeLists.txt") and (
+                mismatch := isolation_mismatch(installed_torch())):
+            console.warn(mismatch)
         command = self.configure_command(tools, build_type, decision.forget_python)
         file_api.request_codemodel(self.build_dir)
         try:

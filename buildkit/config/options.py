@@ -103,6 +103,16 @@ def option_keys() -> frozenset[str]:
 # ------------------------------------------------------------ the result
 
 @dataclass(frozen=True)
+class ArchitectureRequest:
+    """A CUDA architecture list and the variable it came from."""
+
+    value: str
+    variable: str
+    # TORCH_CUDA_ARCH_LIST: PyTorch's meaning (no PTX added to the newest entry).
+    pytorch_exact: bool
+
+
+@dataclass(frozen=True)
 class BuildOptions:
     """Everything the rest of buildkit needs from the environment, validated once.
 
@@ -198,6 +208,11 @@ class BuildOptions:
     cuda_arch_list: str | None = option(
         "{prefix}_CUDA_ARCH_LIST", parse_nonempty, "architecture list",
         "CUDA architectures, PyTorch form (`7.5;8.0;9.0+PTX`) or CMake form (`75-real;90`).", key="cuda-arch-list")
+    torch_cuda_arch_list: str | None = option(
+        "TORCH_CUDA_ARCH_LIST", parse_nonempty, "architecture list",
+        "PyTorch's variable, with PyTorch's meaning: `8.0` is sm_80 alone, PTX only where `+PTX` (or a family "
+        "name such as `Ampere`) asks for it. Used when `<PREFIX>_CUDA_ARCH_LIST` is not set as a variable or "
+        "config setting; it wins over `cuda-arch-list` in `[tool.buildkit]`.")
     # The fields below are not read from a variable of their own.
     # The build type when nothing asks for one and no cache has one: [tool.buildkit] build-type.
     default_build_type: str = "Release"
@@ -258,6 +273,19 @@ class BuildOptions:
 
     def defines(self) -> dict[str, str]:
         return dict(self.cmake_defines)
+
+    def cuda_architecture_request(self) -> ArchitectureRequest | None:
+        """The CUDA architecture list asked for, and the variable that asked: the project's
+        own variable, then TORCH_CUDA_ARCH_LIST (a variable outranks a [tool.buildkit]
+        default, as everywhere), then ``cuda-arch-list``; None when nothing asks."""
+        own = ArchitectureRequest(self.cuda_arch_list or "", self.variable_names.get("cuda_arch_list")
+                                  or "CUDA_ARCH_LIST", pytorch_exact=False)
+        torch = ArchitectureRequest(self.torch_cuda_arch_list or "", "TORCH_CUDA_ARCH_LIST", pytorch_exact=True)
+        own_is_a_variable = self.sources.get("cuda_arch_list") in ("config setting", "environment")
+        for request in ((own, torch) if own_is_a_variable else (torch, own)):
+            if request.value:
+                return request
+        return None
 
     def __rich__(self):
         rows = [(name, self.variable_names.get(name, ""), _show(value), self.sources.get(name, "default"))

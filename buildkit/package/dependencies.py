@@ -30,6 +30,7 @@ from typing import Collection, Iterable, Mapping, Sequence
 
 from buildkit._util import console
 from buildkit._util.fileutil import read_json, write_json
+from buildkit.builder import torch_env
 from buildkit.builder.install_step import STATE
 from buildkit.config.modes import VersionPolicy
 from buildkit.config.settings import LibraryDependency
@@ -41,7 +42,6 @@ RECORD = "library-dependencies.json"
 _SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$|\.dylib$")
 # Distributions whose own import loads their libraries (and must, before an extension uses them).
 IMPORTED_NOT_PRELOADED = {"torch": "torch"}
-_TORCH_CUDA = re.compile(r"^cuda\s*(?::[^=]*)?=\s*['\"]([\d.]+)['\"]", re.M)
 
 
 @dataclass(frozen=True)
@@ -127,13 +127,7 @@ def _top_level(dist, libraries: Sequence[PurePosixPath], entry: str | None) -> s
 
 
 def _torch_cuda(site: Path, distribution: str) -> str | None:
-    if distribution != "torch":
-        return None
-    try:
-        found = _TORCH_CUDA.search((site / "torch" / "version.py").read_text(encoding="utf-8"))
-    except OSError:
-        return None
-    return found.group(1) if found else None
+    return torch_env.cuda_version(site / "torch") if distribution == "torch" else None
 
 
 def pinned_requirements(base: Sequence[str], pins: Sequence[str]) -> list[str]:

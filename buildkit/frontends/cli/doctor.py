@@ -31,6 +31,7 @@ from buildkit.builder.toolchain import (
     probe_tool,
     version_at_least,
 )
+from buildkit.builder.torch_env import InstalledTorch, installed_torch, project_uses_torch
 from buildkit.config.options import BuildOptions, load_options, option_keys, parse_bool
 from buildkit.config.settings import ProjectSettings, load_settings, setting_default
 from buildkit.errors import BuildkitError, ConfigError, ToolchainError, exit_on_error
@@ -81,6 +82,8 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
     if cuda_wanted or compilers.nvcc:
         checks += _check_nvcc(compilers.nvcc, cuda_wanted)
         checks.append(_check_architectures(options, compilers.nvcc, gpu_present))
+    if settings is not None and project_uses_torch(settings.source_dir / "CMakeLists.txt"):
+        checks.append(_check_torch(installed_torch()))
     checks.append(_check_launcher(options, cache_path))
     # The per-job budget follows what the project compiles, not what is installed.
     uses_cuda = cuda_wanted if cuda_wanted is not None else _project_uses_cuda(settings)
@@ -175,13 +178,16 @@ def _check_nvcc(nvcc: Tool | None, cuda_wanted: bool | None) -> list[Check]:
 
 
 def _check_architectures(options: BuildOptions, nvcc: Tool | None, gpu_present: bool | None) -> Check:
-    variable = options.variable_names.get("cuda_arch_list") or "CUDA_ARCH_LIST"
+    request = options.cuda_architecture_request()
+    variable = request.variable if request else options.variable_names.get("cuda_arch_list") or "CUDA_ARCH_LIST"
+    requested = request.value if request else None
     name = "CUDA architectures"
     try:
-        value = normalize_cuda_architectures(options.cuda_arch_list, variable=variable, gpu_present=gpu_present,
-                                             minimum=minimum_arch_for_cuda(nvcc.version if nvcc else None))
+        value = normalize_cuda_architectures(requested, variable=variable, gpu_present=gpu_present,
+                                             minimum=minimum_arch_for_cuda(nvcc.version if nvcc else None),
+                                             pytorch_exact=bool(request and request.pytorch_exact))
     except ConfigError as exc:
-        return _problem(name, exc, options.cuda_arch_list or "", variable)
+        return _problem(name, exc, requested or "", variable)
     supported = _nvcc_architectures(nvcc) if nvcc else set()
     missing = [f"sm_{a}" for a in architecture_numbers(value) if supported and a.rstrip("af") not in supported]
     if missing:
@@ -200,6 +206,22 @@ def _nvcc_architectures(nvcc: Tool) -> set[str]:
         return set()
     words = proc.stdout.split() if proc.returncode == 0 else []
     return {word.removeprefix("compute_") for word in words if word.startswith("compute_")}
+
+
+def _check_torch(torch: InstalledTorch | None) -> Check:
+    name = "torch"
+    build_here = ("Install the torch the extension will run with into this environment "
+                  "(`pip install torch==<version>`) and build with --no-build-isolation or `buildkit develop` "
+                  "(docs/migration/from-cpp-extension.md).")
+    if torch is None:
+        return Check(name, status="problem", fix=build_here,
+                     detail=f"CMakeLists.txt finds torch, but {sys.executable} has none")
+    if torch.cmake_dir is None:
+        return Check(name, torch.version, str(torch.folder), "problem",
+                     f"this torch has no {torch.folder / 'share' / 'cmake' / 'Torch' / 'TorchConfig.cmake'}",
+                     "Reinstall it from its wheel (`pip install --force-reinstall torch==<version>`): "
+                     "torch's wheels ship their CMake package.")
+    return Check(name, f"{torch.version} ({torch.build})", str(torch.cmake_dir))
 
 
 def _check_launcher(options: BuildOptions, cache_path: Path | str | None) -> Check:

@@ -18,6 +18,7 @@ from setuptools import find_packages
 from buildkit._util import console
 from buildkit.builder.flags import OsxTarget, osx_target
 from buildkit.config.modes import WheelMode
+from buildkit.errors import BuildkitError
 from buildkit.frontends.setuptools.commands import cmdclass
 from buildkit.frontends.setuptools.distribution import BuildkitDistribution
 from buildkit.package.discovery import library_folders, write_package_modules
@@ -43,10 +44,12 @@ def call_setuptools(project: Project, overrides: dict[str, Any]):
             else project.settings.project_name)
     long_description, content_type = project.long_description()  # 7
     ext_modules = extensions(project)  # 6
+    requirements = project.requirements()
+    _refuse_dropped_pins(project, requirements)
     kwargs: dict[str, Any] = dict(
         name=name,
         version=project.version,
-        install_requires=project.requirements(),
+        install_requires=requirements,
         ext_modules=ext_modules,
         # 8 (and 10: unmatched rules and installed files the wheel drops are reported by name)
         **wheel_layout(project, [ext.name for ext in ext_modules]),
@@ -67,6 +70,21 @@ def call_setuptools(project: Project, overrides: dict[str, Any]):
             kwargs.pop(keyword, None)
     kwargs.update(overrides)
     return setuptools.setup(**kwargs)  # 9
+
+
+def _refuse_dropped_pins(project: Project, requirements: Sequence[str]) -> None:
+    """setuptools writes no requirement of its own when [project] does not list `dependencies` as
+    dynamic: a pin on what the wheel was built against would vanish without a word."""
+    if "dependencies" in project.settings.dynamic:
+        return
+    own = {*project.settings.dependencies, *project.options.extra_requirements}
+    pins = [r for r in requirements if r not in own]
+    if pins:
+        raise BuildkitError(
+            f"The wheel must require {', '.join(pins)} (what it was built against and links at run time), but "
+            "[project] does not list `dependencies` in `dynamic`, so that requirement could not be written.",
+            'Add "dependencies" to [project] dynamic (move any [project] dependencies to [tool.buildkit] '
+            "dependencies), or, for the CUDA runtime, choose cuda-runtime = \"vendor\" or \"system\".")
 
 
 def extensions(project: Project) -> list[setuptools.Extension]:

@@ -1,0 +1,234 @@
+# PyTorch C++/CUDA extensions: `include(BuildkitTorch)` after project().
+#
+# buildkit_torch_extension(<target> [MODULE | LIBRARY] [NAME <module name>] SOURCES <file>...)
+#
+#   MODULE (the default): a Python extension module in pybind11 style, what
+#     CppExtension/CUDAExtension build: PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { ... }.
+#     Named <NAME or target><Python's extension suffix>; links torch and torch_python.
+#   LIBRARY: a shared library of TORCH_LIBRARY registrations, loaded with
+#     torch.ops.load_library(); links torch only (no Python).
+#
+# Install the target yourself (install(TARGETS <target> DESTINATION ...)). After the
+# first call TORCH_INSTALL_PREFIX and Torch_VERSION are set, and buildkit::torch /
+# buildkit::torch_python are targets other targets may link.
+#
+# What it does that every torch-extension CMakeLists otherwise does by hand:
+#  * CUDA (the CUDA language is enabled and USE_CUDA is not off): find_package(Torch)
+#    runs inside a function, so torch's public/cuda.cmake neither overrides
+#    CMAKE_CUDA_ARCHITECTURES (it sets it OFF) nor leaves its own -gencode flags in
+#    CMAKE_CUDA_FLAGS (from TORCH_CUDA_ARCH_LIST or its "Common" list, sm_50 included,
+#    which CUDA 13 rejects): buildkit's architecture list stays. A find_package(Torch)
+#    of your own before the first call is repaired in your scope the same way.
+#  * ${TORCH_LIBRARIES} names CUDA_nvrtc_LIBRARY, NOTFOUND when the toolkit has no
+#    NVRTC: NOTFOUND entries are dropped, nothing requires NVRTC.
+#  * CPU only (no CUDA language, or USE_CUDA off): torch's CMake config is not run at
+#    all, because a CUDA build of torch would look for a CUDA toolkit there and stop
+#    without one. The extension compiles and links against torch's headers and
+#    libraries (c10, torch, torch_cpu) as CppExtension does, and needs no toolkit.
+#  * libtorch.so of a CUDA build is only there to pull in torch_cpu and torch_cuda, and a
+#    linker with --as-needed would drop it: the torch libraries are linked --no-as-needed.
+#  * torch_python (for MODULE) comes from ${TORCH_INSTALL_PREFIX}/lib.
+#  * the C++ (and CUDA) standard torch's own config asks for (CXX_STANDARD on its torch
+#    target: 20 for torch 2.13; 17 where the config names none), and
+#    _GLIBCXX_USE_CXX11_ABI when torch's config states it (TORCH_CXX_FLAGS; torch 2.13's
+#    does not: it is built with the compiler's default).
+#  * TORCH_EXTENSION_NAME=<NAME or target> and TORCH_API_INCLUDE_EXTENSION_H, as
+#    cpp_extension defines them, and for .cu files cpp_extension's nvcc flags.
+#
+# torch must be installed where the build runs: buildkit puts that environment's
+# site-packages (mirrored into build/build-env) on CMAKE_PREFIX_PATH.
+
+include_guard(GLOBAL)
+
+# cpp_extension's COMMON_NVCC_FLAGS: torch's headers are written for them.
+set(_BUILDKIT_TORCH_NVCC_FLAGS
+  -D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_CONVERSIONS__
+  -D__CUDA_NO_BFLOAT16_CONVERSIONS__ -D__CUDA_NO_HALF2_OPERATORS__ --expt-relaxed-constexpr)
+
+function(buildkit_torch_extension target)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "MODULE;LIBRARY" "NAME" "SOURCES")
+  if(ARG_MODULE AND ARG_LIBRARY)
+    message(FATAL_ERROR "buildkit_torch_extension(${target}): MODULE and LIBRARY exclude each other.")
+  endif()
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "buildkit_torch_extension(${target}): SOURCES is missing.")
+  endif()
+  set(name "${target}")
+  if(ARG_NAME)
+    set(name "${ARG_NAME}")
+  endif()
+
+  _buildkit_load_torch()
+  if(ARG_LIBRARY)
+    add_library(${target} SHARED ${ARG_SOURCES})
+    target_link_libraries(${target} PRIVATE buildkit::torch)
+  else()
+    find_package(Python REQUIRED COMPONENTS Interpreter Development.Module)
+    Python_add_library(${target} MODULE WITH_SOABI ${ARG_SOURCES})
+    target_link_libraries(${target} PRIVATE buildkit::torch buildkit::torch_python)
+  endif()
+  if(ARG_NAME)
+    set_target_properties(${target} PROPERTIES OUTPUT_NAME "${name}")
+  endif()
+  target_compile_definitions(${target} PRIVATE TORCH_EXTENSION_NAME=${name} TORCH_API_INCLUDE_EXTENSION_H)
+  target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${_BUILDKIT_TORCH_NVCC_FLAGS}>")
+
+  get_target_property(standard buildkit::torch BUILDKIT_CXX_STANDARD)
+  foreach(language CXX CUDA)
+    get_target_property(own ${target} ${language}_STANDARD)
+    if(NOT own OR own LESS standard)
+      set_target_properties(${target} PROPERTIES ${language}_STANDARD ${standard}
+                                                 ${language}_STANDARD_REQUIRED ON)
+    endif()
+  endforeach()
+  get_target_property(abi buildkit::torch BUILDKIT_CXX11_ABI)
+  if(NOT abi STREQUAL "")
+    target_compile_definitions(${target} PRIVATE _GLIBCXX_USE_CXX11_ABI=${abi})
+  endif()
+
+  # torch's public/cuda.cmake set CMAKE_CUDA_ARCHITECTURES to OFF where the caller ran
+  # find_package(Torch) itself: the target keeps the list CMake was configured with.
+  get_target_property(architectures ${target} CUDA_ARCHITECTURES)
+  if(architectures STREQUAL "OFF" AND DEFINED CACHE{CMAKE_CUDA_ARCHITECTURES})
+    set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "$CACHE{CMAKE_CUDA_ARCHITECTURES}")
+  endif()
+
+  _buildkit_repair_torch_scope()
+  get_target_property(prefix buildkit::torch BUILDKIT_INSTALL_PREFIX)
+  get_target_property(version buildkit::torch BUILDKIT_VERSION)
+  set(TORCH_INSTALL_PREFIX "${prefix}" PARENT_SCOPE)
+  set(Torch_VERSION "${version}" PARENT_SCOPE)
+  if(DEFINED CMAKE_CUDA_FLAGS)
+    set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS}" PARENT_SCOPE)
+  endif()
+  if(DEFINED CUDA_NVCC_FLAGS)
+    set(CUDA_NVCC_FLAGS "${CUDA_NVCC_FLAGS}" PARENT_SCOPE)
+  endif()
+  if(CMAKE_CUDA_ARCHITECTURES STREQUAL "OFF")
+    unset(CMAKE_CUDA_ARCHITECTURES PARENT_SCOPE)  # uncovers the cache value again
+  endif()
+endfunction()
+
+# torch's -gencode flags out of this scope's CMAKE_CUDA_FLAGS and CUDA_NVCC_FLAGS (a
+# find_package(Torch) of the caller's own put them there).
+macro(_buildkit_repair_torch_scope)
+  string(REGEX REPLACE "(-gencode|--generate-code)[= ]+arch=[^ ;]+" "" CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS}")
+  string(REGEX REPLACE "  +" " " CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS}")
+  list(FILTER CUDA_NVCC_FLAGS EXCLUDE REGEX "^(-gencode|--generate-code|arch=)")
+endmacro()
+
+# buildkit::torch (what every extension links) and buildkit::torch_python, once per
+# directory; torch's standard, ABI, prefix and version are properties of buildkit::torch.
+function(_buildkit_load_torch)
+  if(TARGET buildkit::torch)
+    return()
+  endif()
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  set(cuda OFF)
+  if("CUDA" IN_LIST languages AND (NOT DEFINED USE_CUDA OR USE_CUDA))
+    set(cuda ON)
+  endif()
+
+  if(TARGET torch AND TORCH_INSTALL_PREFIX)
+    set(prefix "${TORCH_INSTALL_PREFIX}")  # the caller ran find_package(Torch) itself
+    set(libraries ${TORCH_LIBRARIES})
+  elseif(cuda)
+    find_package(Torch REQUIRED)  # in this function: its CUDA settings end with it
+    set(prefix "${TORCH_INSTALL_PREFIX}")
+    set(libraries ${TORCH_LIBRARIES})
+  else()
+    _buildkit_torch_config_dir(config_dir)
+    cmake_path(GET config_dir PARENT_PATH prefix)  # <prefix>/share/cmake/Torch
+    cmake_path(GET prefix PARENT_PATH prefix)
+    cmake_path(GET prefix PARENT_PATH prefix)
+    foreach(library IN ITEMS torch torch_cpu c10)
+      _buildkit_torch_library(path "${prefix}" ${library})
+      list(APPEND libraries "${path}")
+    endforeach()
+  endif()
+  list(FILTER libraries EXCLUDE REGEX "-NOTFOUND$")
+  if(NOT config_dir)
+    set(config_dir "${prefix}/share/cmake/Torch")
+  endif()
+
+  add_library(buildkit::torch INTERFACE IMPORTED)
+  set_target_properties(buildkit::torch PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${prefix}/include;${prefix}/include/torch/csrc/api/include"
+    BUILDKIT_INSTALL_PREFIX "${prefix}" BUILDKIT_CUDA "${cuda}")
+  _buildkit_no_as_needed(link "${libraries}")
+  target_link_libraries(buildkit::torch INTERFACE ${link})
+  _buildkit_torch_library(python "${prefix}" torch_python)
+  add_library(buildkit::torch_python INTERFACE IMPORTED)
+  target_link_libraries(buildkit::torch_python INTERFACE "${python}")
+
+  # What torch's own config asks of its users, read from it (the CPU path never runs it).
+  file(READ "${config_dir}/TorchConfig.cmake" config)
+  set(standard 17)
+  if(config MATCHES "CXX_STANDARD[ \t]+([0-9]+)")
+    set(standard "${CMAKE_MATCH_1}")
+  endif()
+  set(abi "")
+  if(config MATCHES "_GLIBCXX_USE_CXX11_ABI=([01])")
+    set(abi "${CMAKE_MATCH_1}")
+  endif()
+  set(version "")
+  if(EXISTS "${config_dir}/TorchConfigVersion.cmake")
+    file(STRINGS "${config_dir}/TorchConfigVersion.cmake" line REGEX "set\\(PACKAGE_VERSION \"")
+    string(REGEX REPLACE ".*PACKAGE_VERSION \"([^\"]*)\".*" "\\1" version "${line}")
+  endif()
+  set_target_properties(buildkit::torch PROPERTIES
+    BUILDKIT_CXX_STANDARD "${standard}" BUILDKIT_CXX11_ABI "${abi}" BUILDKIT_VERSION "${version}")
+  message(STATUS "buildkit: torch ${version} at ${prefix}: CUDA ${cuda}, C++${standard}")
+endfunction()
+
+# The folder of TorchConfig.cmake, found where find_package(Torch) would look first:
+# Torch_DIR, then <prefix>/share/cmake/Torch and <prefix>/torch/share/cmake/Torch for
+# each CMAKE_PREFIX_PATH entry (a site-packages folder is such a prefix).
+function(_buildkit_torch_config_dir out)
+  set(candidates "${Torch_DIR}" "$ENV{Torch_DIR}")
+  foreach(prefix IN LISTS CMAKE_PREFIX_PATH)
+    list(APPEND candidates "${prefix}/share/cmake/Torch" "${prefix}/torch/share/cmake/Torch")
+  endforeach()
+  foreach(candidate IN LISTS candidates)
+    if(candidate AND EXISTS "${candidate}/TorchConfig.cmake")
+      set(${out} "${candidate}" PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  message(FATAL_ERROR
+    "buildkit: PyTorch was not found: no TorchConfig.cmake under Torch_DIR or CMAKE_PREFIX_PATH "
+    "(${CMAKE_PREFIX_PATH}). Install torch into the environment the build runs in: build with "
+    "--no-build-isolation against the installed torch, or add torch to [build-system] requires.")
+endfunction()
+
+function(_buildkit_torch_library out prefix name)
+  if(WIN32)
+    set(path "${prefix}/lib/${name}${CMAKE_IMPORT_LIBRARY_SUFFIX}")
+  else()
+    set(path "${prefix}/lib/${CMAKE_SHARED_LIBRARY_PREFIX}${name}${CMAKE_SHARED_LIBRARY_SUFFIX}")
+  endif()
+  if(NOT EXISTS "${path}")
+    message(FATAL_ERROR "buildkit: ${path} does not exist; the torch at ${prefix} is incomplete. "
+                        "Reinstall torch (pip install --force-reinstall torch==<its version>).")
+  endif()
+  set(${out} "${path}" PARENT_SCOPE)
+endfunction()
+
+# The link items for ``libraries`` with --as-needed off around them (GNU ld, gold, lld,
+# mold); elsewhere the libraries themselves.
+function(_buildkit_no_as_needed out libraries)
+  set(paths "")
+  set(others "")
+  foreach(library IN LISTS libraries)
+    if(IS_ABSOLUTE "${library}" AND NOT library MATCHES ",")
+      list(APPEND paths "${library}")
+    else()
+      list(APPEND others "${library}")  # targets (torch's own wrap themselves) and flags
+    endif()
+  endforeach()
+  if(paths AND NOT APPLE AND NOT WIN32)
+    list(JOIN paths "," joined)
+    set(paths "-Wl,--push-state,--no-as-needed,${joined},--pop-state")
+  endif()
+  set(${out} ${paths} ${others} PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,148 @@
+"""Real torch extensions (tests/packages/torch_ext: a pybind11-style module and a
+TORCH_LIBRARY op library, both from cmake/BuildkitTorch.cmake's buildkit_torch_extension),
+built into a wheel without build isolation in a fresh venv that has torch, installed, and
+run against torch; and the same project configured against a CUDA build of torch.
+
+Selected with `pytest -m torch` only (pyproject.toml's addopts deselect the marker): torch
+is a 190 MB wheel and the two files take about a minute to compile on two cores.  torch is
+pinned to the release this machine holds as a local file (a CPU build, no download); where
+pip cannot install it the test is skipped with the reason.  The second test also needs nvcc.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from buildkit_testing.artifacts import only_wheel
+from buildkit_testing.cuda import find_nvcc, needs_nvcc
+from buildkit_testing.processes import clean_env, run
+from buildkit_testing.venvs import make_venv, pip_into, site_packages
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
+TORCH_REQUIREMENT = "torch==2.13.0"
+TORCH_PUBLIC_VERSION = "2.13.0"  # the installed one is 2.13.0+cpu; a pin names the public version
+
+CHECK = """
+import torch, torchext
+x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+assert torch.equal(torchext.add_one(x), x + 1), torchext.add_one(x)
+assert torch.equal(torchext.scale(x, 2.5), x * 2.5), torchext.scale(x, 2.5)
+assert torch.equal(torch.ops.torchext.scale(x, -1.0), -x)
+print(torchext.cxx_standard)
+"""
+
+
+@pytest.fixture(scope="module")
+def torch_venv(tmp_path_factory, wheelhouse: Path) -> Path:
+    """A fresh venv with torch and buildkit from the wheelhouse.  torch comes through pip's
+    own configuration and the caller's PIP_* variables (here: the machine's local CPU wheel;
+    elsewhere PIP_INDEX_URL can name a CPU-only index instead of PyPI's CUDA build)."""
+    python = make_venv(tmp_path_factory.mktemp("torch-venv") / "venv", with_pip=False)
+    installed = run([sys.executable, "-m", "pip", "--python", python, "install", "-q", TORCH_REQUIREMENT],
+                    check=False, timeout=1800)
+    if installed.returncode != 0:
+        pytest.skip(f"{TORCH_REQUIREMENT} cannot be installed here: {installed.stderr.strip()[-500:]}")
+    pip_into(python, wheelhouse, "install", "-q", "setuptools-buildkit", "setuptools", "wheel")
+    return python
+
+
+def test_torch_extensions_build_into_a_wheel_that_runs_against_torch(
+        test_package: Callable[..., Path], torch_venv: Path, wheelhouse: Path, tmp_path: Path) -> None:
+    project = test_package("torch_ext")
+    dist = tmp_path / "dist"
+    pip_into(torch_venv, wheelhouse, "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", dist, project)
+    wheel = only_wheel(dist)
+    pip_into(torch_venv, wheelhouse, "install", "-q", "--no-deps", wheel)
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    standard = run([torch_venv, "-c", CHECK], cwd=elsewhere, env=clean_env()).stdout.split()[-1]
+    assert standard == "202002", "torch 2.13's config asks for C++20"
+
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.startswith("torchext/_C.") for n in names) and "torchext/libtorchext_ops.so" in names, names
+    bundled = [n for n in names if n.rsplit("/", 1)[-1].startswith(("libtorch", "libc10"))
+               and "torchext_ops" not in n]
+    assert not bundled, f"torch's own libraries were put into the wheel: {bundled}"
+    metadata = zipfile.ZipFile(wheel).read("torchext-0.1.0.dist-info/METADATA").decode()
+    assert f"Requires-Dist: torch=={TORCH_PUBLIC_VERSION}" in metadata.splitlines(), metadata
+
+
+# The CPU wheel's CMake config with its CUDA switches on is what a CUDA build of torch
+# ships: Caffe2Config.cmake runs public/cuda.cmake (find_package(CUDA), torch's own
+# -gencode list, CMAKE_CUDA_ARCHITECTURES set OFF, CUDA_nvrtc_LIBRARY) and stops without
+# a toolkit; TorchConfig.cmake appends NVRTC and c10_cuda to TORCH_LIBRARIES.
+CUDA_BUILD_SWITCHES = {
+    "Caffe2/Caffe2Config.cmake": [
+        ("if(0)\n  # The file public/cuda.cmake", "if(1)\n  # The file public/cuda.cmake"),
+        ("set(CAFFE2_USE_CUDA 0)", "set(CAFFE2_USE_CUDA 1)"),
+        ("if( AND NOT CAFFE2_USE_CUDA)", "if(1 AND NOT CAFFE2_USE_CUDA)"),
+    ],
+    "Torch/TorchConfig.cmake": [
+        ("if(0)\n  if(MSVC)\n    find_library(CAFFE2_NVRTC", "if(1)\n  if(MSVC)\n    find_library(CAFFE2_NVRTC"),
+    ],
+}
+
+
+def cuda_build_of_torch(torch_venv: Path, where: Path) -> str:
+    """A torch prefix whose CMake config is a CUDA build's (its headers and libraries are the
+    CPU wheel's); returns the CMake arguments that select it.  Caffe2_DIR too: the
+    library-dependencies entry sets Torch_ROOT to the installed torch, and TorchConfig's
+    find_package(Caffe2) searches an enclosing package's root before its own PATHS."""
+    torch = site_packages(torch_venv) / "torch"
+    prefix = where / "torch"
+    prefix.mkdir(parents=True)
+    for folder in ("include", "lib"):
+        (prefix / folder).symlink_to(torch / folder)
+    shutil.copytree(torch / "share", prefix / "share")
+    for name, switches in CUDA_BUILD_SWITCHES.items():
+        config = prefix / "share" / "cmake" / name
+        text = config.read_text()
+        for cpu, cuda in switches:
+            assert text.count(cpu) == 1, f"{name} of torch 2.13 no longer reads {cpu!r}"
+            text = text.replace(cpu, cuda)
+        config.write_text(text)
+    cmake = prefix / "share" / "cmake"
+    return f"-DTorch_DIR={cmake / 'Torch'} -DCaffe2_DIR={cmake / 'Caffe2'}"
+
+
+def configure(torch_venv: Path, project: Path, **variables: str) -> str:
+    """Configure only (CMAKE_ONLY=1); the configure log."""
+    run([torch_venv, "-m", "buildkit", "build", project], cwd=project, env=clean_env(CMAKE_ONLY="1", **variables))
+    return (project / "build" / ".buildkit" / "logs" / "configure.log").read_text()
+
+
+@needs_nvcc
+@pytest.mark.cuda
+def test_against_a_cuda_build_of_torch(test_package: Callable[..., Path], torch_venv: Path,
+                                       tmp_path: Path) -> None:
+    cuda_torch = cuda_build_of_torch(torch_venv, tmp_path / "cuda-torch")
+    # torch's FindCUDA wants the toolkit's root; nvcc may be a wrapper script outside it.
+    roots = [Path(find_nvcc()).resolve().parent.parent, Path("/usr/local/cuda")]
+    toolkit = next((root for root in roots if (root / "include" / "cuda_runtime.h").is_file()), None)
+    if toolkit is None:
+        pytest.skip(f"no CUDA toolkit with headers in {roots}")
+
+    # CUDA: torch's config adds its "Common" list (sm_50, which CUDA 13 rejects, and
+    # more) and turns CMAKE_CUDA_ARCHITECTURES off; the targets keep buildkit's list.
+    # This toolkit has no NVRTC: its NOTFOUND library is not linked.
+    cuda = test_package("torch_ext", tmp_path / "cuda" / "torch_ext")
+    log = configure(torch_venv, cuda, TORCHEXT_CUDA_ARCH_LIST="9.0", CUDACXX=find_nvcc(),
+                    CMAKE_ARGS=f"{cuda_torch} -DCUDA_TOOLKIT_ROOT_DIR={toolkit} -DTORCHEXT_WITH_CUDA=ON")
+    assert "arch=compute_50,code=sm_50" in log and "CUDA ON" in log, log
+    ninja = (cuda / "build" / "build.ninja").read_text()
+    assert "sm_90" in ninja and "sm_50" not in ninja and "compute_50" not in ninja
+    assert "NOTFOUND" not in ninja
+    assert "CUDA_nvrtc_LIBRARY-NOTFOUND" in (cuda / "build" / "CMakeCache.txt").read_text()
+
+    # CPU only: torch's CMake config is not run, so no toolkit is looked for at all.
+    cpu = test_package("torch_ext", tmp_path / "cpu" / "torch_ext")
+    log = configure(torch_venv, cpu, CMAKE_ARGS=f"{cuda_torch} -DCUDA_TOOLKIT_ROOT_DIR=/nonexistent")
+    assert "CUDA OFF" in log and "PyTorch: CUDA" not in log, log

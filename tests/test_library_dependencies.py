@@ -159,3 +159,19 @@ def test_a_pin_setuptools_would_drop_is_refused(tmp_path):
     with pytest.raises(BuildkitError) as error:
         _refuse_dropped_pins(project, project.requirements())
     assert "must require libdemo==1.0" in error.value.message and '"dependencies"' in error.value.hint
+
+
+def test_the_loader_refuses_a_torch_of_another_cuda_major(tmp_path, monkeypatch):
+    """An extension built against a CUDA 13 torch must not load into a CUDA 12 one (or a CPU build)."""
+    loader = loader_module(tmp_path)
+    write_files(tmp_path / "site", {"faketorch/__init__.py": "", "faketorch/version.py": "cuda = '12.8'\n"})
+    (tmp_path / "site" / "faketorch" / "__init__.py").write_text("from faketorch import version\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(loader, "_installed_version", lambda name: "2.15.0+cu128")
+    dependency = {"distribution": "faketorch", "package": "faketorch", "built_against": "2.15.0", "policy": "exact",
+                  "requirement": "faketorch==2.15.0", "preload": [], "import": "faketorch", "cuda": "13.0",
+                  "search": "installed"}
+    with pytest.raises(ImportError, match=re.escape("built against faketorch with CUDA 13.0, but the installed "
+                                                    "faketorch 2.15.0+cu128 has CUDA 12.8")):
+        loader._load_dependency(dependency)
+    loader._load_dependency({**dependency, "cuda": "12.1"})  # the same major loads

@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
 
     tl = load_tensorlet(args.tensorlet)
     if not tl.cuda.is_available():
-        reason = tl._native.cuda_error or ("no CUDA device" if tl.cuda.is_built() else "tensorlet was built without CUDA")
+        reason = tl._libraries.cuda_error or ("no CUDA device" if tl.cuda.is_built() else "tensorlet was built without CUDA")
         print(f"no CUDA device to measure on ({reason}): nothing to do")
         return 0
     sync = tl.cuda.synchronize

@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     a, b = f32(mat, mat), f32(mat, mat)
     c, out = np.empty((mat, mat), np.float32), np.empty((mat, mat), np.float32)
     ta, tb, tc = tl.from_numpy(a), tl.from_numpy(b), tl.from_numpy(c)
-    core = tl._native.core
+    core = tl._libraries.core
     toggle = getattr(core, "tensorlet_set_blas_enabled", None) if bc.blas else None
     if toggle is not None:
         toggle.argtypes, toggle.restype = [ctypes.c_int], ctypes.c_int

@@ -189,14 +189,14 @@ class Project:
         """Base requirements, extra ones from the environment, the pins of what the build links."""
         if self.mode is WheelMode.LIBRARY_ONLY:
             # C++ libraries, headers and CMake files: nothing to import; only the CUDA runtime they link.
-            return pinned_requirements([], [d.requirement() for d in self.cuda_runtime()])
+            return pinned_requirements([], [found.requirement() for found in self.cuda_runtime()])
         base = [*self.settings.dependencies, *self.options.extra_requirements]
         if self.for_sdist:  # nothing is built against yet: the wheel built from the sdist pins the versions
-            return base + [d.distribution for d in self.settings.library_dependencies]
+            return base + [declared.distribution for declared in self.settings.library_dependencies]
         # A python-only wheel needs exactly this build's library wheel: known without looking for it.
         own = [f"{self.settings.library_distribution}=={self.version}"] if self.mode is WheelMode.PYTHON_ONLY else []
-        return pinned_requirements(base, [*own, *(d.requirement() for d in (*self.declared_dependencies,
-                                                                            *self.cuda_runtime()))])
+        return pinned_requirements(base, [*own, *(found.requirement() for found in (*self.declared_dependencies,
+                                                                                    *self.cuda_runtime()))])
 
     # ----------------------------------------------------------- CMake inputs
     def linker_script_defines(self) -> dict[str, str]:

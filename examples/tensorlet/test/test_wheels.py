@@ -245,8 +245,10 @@ def test_library_wheel_holds_only_the_cpp_side(wheels):
         assert needed in names, needed
     assert not any(n.startswith("tensorlet/") for n in names)
     assert not any("_python" in n or "/_C." in n or "_functional_C" in n or "_codegen" in n for n in names), names
-    assert [n for n in names if n.endswith(".py")] == ["libtensorlet/__init__.py"]
-    assert not any(n.endswith(".dist-info/entry_points.txt") for n in names)
+    # The discovery modules (`python -m libtensorlet --cmake-prefix-path`) and entry point, no console script.
+    assert [n for n in names if n.endswith(".py")] == ["libtensorlet/__init__.py", "libtensorlet/__main__.py"]
+    entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    assert entry_points.split() == ["[cmake.prefix]", "libtensorlet", "=", "libtensorlet"]
 
 
 @pytest.mark.slow
@@ -271,10 +273,11 @@ def test_python_wheel_holds_only_the_bindings_and_pins_the_library(wheels):
 
 
 def _wheelhouse(out: Path, run_house: Path, name: str, *wheels: Path) -> Path:
-    """A folder for pip --find-links: the given wheels plus numpy from the run's wheelhouse."""
+    """A folder for pip --find-links: the given wheels plus numpy and, for a CUDA build, NVIDIA's
+    runtime wheel from the run's wheelhouse."""
     house = out / name
     house.mkdir(exist_ok=True)
-    for wheel in [*wheels, *run_house.glob("numpy-*.whl")]:
+    for wheel in [*wheels, *run_house.glob("numpy-*.whl"), *run_house.glob("nvidia_cuda_runtime-*.whl")]:
         shutil.copy2(wheel, house)
     return house
 

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "utils"))
 from rebuild import timed, touch  # noqa: E402 - rebuild.py's timing helpers (a script's folder is on sys.path)
 
 from buildkit_testing.skbuild_corpus import IndexUnreachable, reference_requirements  # noqa: E402
-from buildkit_testing.venvs import make_venv, make_wheelhouse, pip_install, venv_env  # noqa: E402
+from buildkit_testing.venvs import make_venv, make_wheelhouse, pip_into, venv_env  # noqa: E402
 
 PACKAGE = "scaleproj"
 HEADERS_PER_FOLDER = 500  # PyTorch's include tree is many folders, not one flat one
@@ -194,14 +194,23 @@ def zip_seconds(tree: Path, archive_path: Path) -> float:
     return elapsed
 
 
-def buildkit_python(work: Path, wheelhouse: Path | None) -> Path:
-    python = make_venv(work / "buildkit-venv")
-    house = wheelhouse or make_wheelhouse(work / "wheelhouse")
-    pip_install(python, house, "setuptools-buildkit", "setuptools", "wheel", "cmake", "ninja")
+def new_venv(path: Path, wheelhouse: Path, requirements: list[str], with_pip: bool) -> Path:
+    """A venv holding ``requirements`` from ``wheelhouse`` only; returns its python.  A
+    smoke run's venvs have no pip of their own: ensurepip is most of a venv's cost."""
+    python = make_venv(path, with_pip=with_pip)
+    pip_into(python, wheelhouse, "install", "-q", *requirements)
     return python
 
 
-def skbuild_python(work: Path) -> tuple[Path, Path] | None:
+def pip_command(python: Path) -> list[str]:
+    """pip for the venv of ``python``: its own, or in a pip-less (smoke) venv this
+    interpreter's pip pointed at it, which costs one more interpreter start."""
+    if (python.parent / "pip").exists():
+        return [str(python), "-m", "pip"]
+    return [sys.executable, "-m", "pip", "--python", str(python)]
+
+
+def skbuild_python(work: Path, with_pip: bool) -> tuple[Path, Path] | None:
     """A venv with scikit-build-core, cmake and ninja, and the folder of wheels it came
     from; None (with one line saying why) when they cannot be had."""
     try:
@@ -209,9 +218,7 @@ def skbuild_python(work: Path) -> tuple[Path, Path] | None:
     except IndexUnreachable as error:
         print(f"scikit-build-core rows skipped: {error}", file=sys.stderr)
         return None
-    python = make_venv(work / "skbuild-venv")
-    pip_install(python, wheels, "scikit-build-core", "cmake", "ninja")
-    return python, wheels
+    return new_venv(work / "skbuild-venv", wheels, ["scikit-build-core", "cmake", "ninja"], with_pip), wheels
 
 
 def environment(python: Path, wheelhouse: Path, jobs: int | None) -> dict[str, str]:
@@ -243,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pause", type=float, default=2.0, help="seconds between the spaced no-op runs")
     parser.add_argument("--jobs", type=int, help="MAX_JOBS / CMAKE_BUILD_PARALLEL_LEVEL for the builds")
     parser.add_argument("--smoke", action="store_true",
-                        help="20 TUs, 50 headers, 1 MB, 3 runs, growth 10,40; nothing judged (for CI)")
+                        help="20 TUs, 50 headers, 1 MB, 3 runs, growth 10,40, pip-less venvs; nothing judged (for CI)")
     parser.add_argument("--no-peer", action="store_true", help="skip the scikit-build-core rows")
     parser.add_argument("--wheelhouse", type=Path, help="a wheelhouse holding this checkout's buildkit wheel")
     parser.add_argument("--keep", action="store_true", help="keep the generated projects and venvs")
@@ -275,10 +282,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def measure(work: Path, size: Size, growth: list[int], args) -> tuple[dict[str, Row], int, dict[str, Row], list]:
-    """Every row, in an order that keeps them apart: pip's editable installs come last
-    because the finder they leave is paid for by every later interpreter start."""
-    python = buildkit_python(work, args.wheelhouse)
-    env = environment(python, args.wheelhouse or work / "wheelhouse", args.jobs)
+    """Every row, in an order that keeps them apart: pip's editable installs come after
+    the other rows of the project, because the finder they leave is paid for by every
+    later interpreter start, and are uninstalled before the growth rows."""
+    wheelhouse = args.wheelhouse or make_wheelhouse(work / "wheelhouse")
+    python = new_venv(work / "buildkit-venv", wheelhouse,
+                      ["setuptools-buildkit", "setuptools", "wheel", "cmake", "ninja"], with_pip=not args.smoke)
+    env = environment(python, wheelhouse, args.jobs)
     project = generate(work / "buildkit", size, "buildkit")
     py, ninja = str(python), str(python.parent / "ninja")
     develop = [py, "-m", "buildkit", "develop", "."]
@@ -313,7 +323,7 @@ def measure(work: Path, size: Size, growth: list[int], args) -> tuple[dict[str, 
     timed(develop, project, env)  # install what ninja alone built
 
     dist = work / "dist"
-    wheel = [py, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", str(dist), "."]
+    wheel = [*pip_command(python), "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", str(dist), "."]
     backend = [py, "-c", f"import buildkit.build_meta as backend; backend.build_wheel({str(dist)!r})"]
     add("wheel: pip wheel --no-build-isolation", runs_of(wheel, project, env, args.heavy_runs,
                                                          lambda: shutil.rmtree(dist, ignore_errors=True)))
@@ -321,10 +331,13 @@ def measure(work: Path, size: Size, growth: list[int], args) -> tuple[dict[str, 
                                                           lambda: shutil.rmtree(dist, ignore_errors=True)))
     shutil.rmtree(dist, ignore_errors=True)
 
-    pip_editable = [py, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "-e", "."]
+    pip_editable = [*pip_command(python), "install", "-q", "--no-build-isolation", "--no-deps", "-e", "."]
     timed(pip_editable, project, env)  # the first one replaces buildkit's registration with pip's
     add("no-op: pip install --no-build-isolation -e . (buildkit)", runs_of(pip_editable, project, env,
                                                                            args.heavy_runs))
+    # Back to buildkit's own registration for the growth rows (in a pip-less venv buildkit
+    # could not replace pip's: it uninstalls with the venv's pip).
+    timed([*pip_command(python), "uninstall", "-q", "-y", PACKAGE], project, env)
     peer_rows = {} if args.no_peer else measure_skbuild(work, size, args)
     for name, row in peer_rows.items():
         print(f"  {name}: {row.median:.3f} s", flush=True)
@@ -341,13 +354,13 @@ def measure(work: Path, size: Size, growth: list[int], args) -> tuple[dict[str, 
 
 
 def measure_skbuild(work: Path, size: Size, args) -> dict[str, Row]:
-    found = skbuild_python(work)
+    found = skbuild_python(work, with_pip=not args.smoke)
     if found is None:
         return {}
     python, wheels = found
     env = environment(python, wheels, args.jobs)
     project = generate(work / "skbuild", size, "skbuild")
-    install = [str(python), "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "-e", "."]
+    install = [*pip_command(python), "install", "-q", "--no-build-isolation", "--no-deps", "-e", "."]
     cold = Row("cold: scikit-build-core pip install -e .", [timed(install, project, env)])
     no_op = Row("no-op: pip install --no-build-isolation -e . (scikit-build-core)",
                 runs_of(install, project, env, args.heavy_runs))

@@ -1,7 +1,11 @@
-"""benchmarks/rebuild.py in its --smoke mode, as CI runs benchmarks: 6 generated C++
-files, 3 runs per row, without the scikit-build-core rows (they need the package
-index). Every row builds or rebuilds for real; a failed command fails the script.
-The figures are not judged here (docs/benchmarks.md has the real run)."""
+"""The benchmarks in their --smoke modes, as CI runs benchmarks: tiny sizes, few runs,
+every row building or rebuilding for real (a failed command fails the script), the
+figures not judged (docs/benchmarks.md has the real runs).
+
+rebuild.py: 6 generated C++ files, 3 runs per row, without the scikit-build-core rows
+(they need the package index).  scale.py: 20 translation units, 50 headers, 1 MB of
+package data, buildkit from the run's wheelhouse; its scikit-build-core rows come from
+the corpus cache and are skipped when that cannot be filled."""
 
 from __future__ import annotations
 
@@ -26,3 +30,17 @@ def test_rebuild_benchmark_smoke():
     assert "scikit-build-core" not in out
     ratios = [line for line in out.splitlines() if line.rstrip().endswith((" yes", " NO"))]
     assert len(ratios) == 3, out  # the pip ratio needs the peer rows
+
+
+def test_scale_benchmark_smoke(wheelhouse):
+    out = run([sys.executable, REPO / "benchmarks" / "scale.py", "--smoke", "--wheelhouse", wheelhouse],
+              env=clean_env(), timeout=600).stdout
+    assert "20 translation units, 50 headers, 1 MB of package data" in out, out
+    for row in ("cold: buildkit develop", "floor: ninja -C build (no-op)", "floor: python -c pass",
+                "floor: zip the package folder", "no-op: buildkit develop, back to back",
+                "no-op: python setup.py develop", "touch one installed header: ninja alone",
+                "touch one .cpp: buildkit develop", "wheel: pip wheel --no-build-isolation",
+                "no-op: pip install --no-build-isolation -e . (buildkit)", "no-op: buildkit develop, 40 TUs"):
+        assert f"  {row}" in out, row
+    assert "cold: buildkit develop build passes" in out, out
+    assert " PASS" not in out and " FAIL" not in out, out  # the smoke sizes are not judged

@@ -155,12 +155,19 @@ def reference_wheels(packages: Path, names: list[str]) -> dict[str, Path]:
     return {name: next((cache / name).glob("*.whl")) for name in names}
 
 
-def reference_venv() -> Path:
-    """A venv with scikit-build-core and the samples' build requirements, from wheels
-    downloaded once into the cache; returns its python."""
+def reference_requirements() -> Path:
+    """The folder of REFERENCE_REQUIREMENTS' wheels (scikit-build-core, cmake, ninja,
+    pybind11), downloaded once into the cache; offline afterwards."""
     wheels = CORPUS_CACHE / "wheels"
     if not list(wheels.glob("scikit_build_core-*.whl")):
         _pip("download", "-q", "--only-binary", ":all:", "-d", wheels, *REFERENCE_REQUIREMENTS)
+    return wheels
+
+
+def reference_venv() -> Path:
+    """A venv with scikit-build-core and the samples' build requirements, from wheels
+    downloaded once into the cache; returns its python."""
+    wheels = reference_requirements()
     path = CORPUS_CACHE / "reference" / interpreter_tag() / "venv"
     python = path / "bin" / "python"
     if not python.exists():

@@ -4,6 +4,7 @@ result line, and hands its project to `setup.py` instead of building again."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from buildkit.builder.build_lock import lock_build_folder
+from buildkit.errors import BuildkitError
+from buildkit.frontends import editable
 from buildkit_testing.processes import run
 
 RESULT_LINE = re.compile(r"^buildkit: (up to date|done in) ", re.M)
@@ -58,3 +61,23 @@ def test_the_build_lock_is_not_reentrant(tmp_path: Path) -> None:
                 pass
     with lock_build_folder(tmp_path):  # released: taken again
         pass
+
+
+def test_a_pip_install_is_replaced_without_pip_through_its_record(tmp_path, monkeypatch):
+    """In a pip-less venv the editable registration still replaces pip's install of the project:
+    the files its RECORD lists go, as `pip uninstall` would remove them; without a RECORD it stops."""
+    site = tmp_path / "site"
+    info = site / "demo-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "INSTALLER").write_text("pip\n")
+    (site / "__editable__.demo-1.0.pth").write_text("/somewhere\n")
+    (info / "RECORD").write_text("__editable__.demo-1.0.pth,,\ndemo-1.0.dist-info/INSTALLER,,\n")
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pip" else real_find_spec(name, *a))
+    editable._remove_existing(info, "demo", site)
+    assert not info.exists() and not (site / "__editable__.demo-1.0.pth").exists()
+
+    info.mkdir()
+    (info / "INSTALLER").write_text("conda\n")
+    with pytest.raises(BuildkitError, match="this interpreter has no pip, and demo-1.0.dist-info has no RECORD"):
+        editable._remove_existing(info, "demo", site)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.util
 import io
 import json
 import os
@@ -26,6 +27,7 @@ from pathlib import Path
 from buildkit._util import console
 from buildkit._util.fileutil import write_atomic
 from buildkit._util.resources import templates_dir
+from buildkit.errors import BuildkitError
 
 MARKER = "buildkit_editable.json"
 INSTALLER = "buildkit"
@@ -152,9 +154,22 @@ def _remove_existing(info: Path, name: str, site: Path) -> None:
     if installer == INSTALLER:
         remove_recorded(info, site)
         return
-    # Someone else's install (pip, conda): let pip remove it the way it knows.
+    # Someone else's install (pip, conda): let pip remove it the way it knows, when this
+    # interpreter has pip; else (a pip-less venv) remove what its RECORD lists, as pip would.
     console.info(f"replacing the existing install of {name} ({installer or 'unknown installer'})")
-    subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", name], check=False)
+    why = "this interpreter has no pip"
+    if importlib.util.find_spec("pip") is not None:
+        result = subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", name], check=False,
+                                capture_output=True, text=True)
+        why = f"pip uninstall failed: {(result.stderr or result.stdout).strip()[-300:]}"
+    if not info.exists():
+        return
+    if not (info / "RECORD").is_file():
+        raise BuildkitError(f"Cannot replace the existing install of {name} ({installer or 'unknown installer'}) "
+                            f"in {site}: {why}, and {info.name} has no RECORD listing its files.",
+                            f"Uninstall {name} with the tool that installed it, then run the command again.")
+    console.info(f"{why}: removing the files {info.name}/RECORD lists")
+    remove_recorded(info, site)
 
 
 def remove_recorded(info: Path, site: Path) -> None:

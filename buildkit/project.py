@@ -34,6 +34,7 @@ from buildkit.package.cuda_runtime import cuda_runtime_dependency, system_runtim
 from buildkit.package.dependencies import (
     FoundDependency,
     find_dependency,
+    is_shared_object,
     loader_table,
     needed_libraries,
     needed_sonames,
@@ -171,7 +172,8 @@ class Project:
         when its content changes, never over a file buildkit did not write.  Records what the build
         links for `buildkit wheels` (a library-only build too)."""
         found = self.runtime_dependencies()
-        record_dependencies(self.build_dir, found, system_runtime(self.settings.cuda_runtime, self.cuda_toolkit))
+        if self.staged:  # for `buildkit wheels` (auditwheel's excludes): nothing on the develop path reads it
+            record_dependencies(self.build_dir, found, system_runtime(self.settings.cuda_runtime, self.cuda_toolkit))
         if self.mode is WheelMode.LIBRARY_ONLY or not self.package_dir.is_dir():
             return False
         changed = bool(self.settings.version_module) and write_version_file(
@@ -242,7 +244,7 @@ class Project:
     @cached_property
     def needed_sonames(self) -> set[str]:
         """What the binaries this build installed name in DT_NEEDED (read once, after the build)."""
-        return needed_sonames(self.install_manifest)
+        return needed_sonames(p for p in self.install_manifest if is_shared_object(p.name))
 
     @property
     def library_prefix(self) -> Path | None:

@@ -157,6 +157,12 @@ def pinned_requirements(base: Sequence[str], pins: Sequence[str]) -> list[str]:
 
 
 # ------------------------------------------------------------- what the binaries need
+def is_shared_object(name: str) -> bool:
+    """A shared library or extension module by its name: the files whose DT_NEEDED matter
+    (a PyTorch-size install tree holds thousands of headers not worth opening)."""
+    return _SHARED_LIBRARY.search(name) is not None or is_extension_module(name)
+
+
 def needed_sonames(binaries: Iterable[Path]) -> set[str]:
     """Every DT_NEEDED entry of the ELF files among ``binaries``."""
     needed: set[str] = set()

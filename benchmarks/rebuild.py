@@ -30,35 +30,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "utils"))
 from buildkit_testing.projects import copy_sources  # noqa: E402
 from buildkit_testing.venvs import overlay_venv, site_packages  # noqa: E402
 
-BUILDKIT_PYPROJECT = """\
-[build-system]
-requires = ["setuptools-buildkit"]
-build-backend = "buildkit.build_meta"
+BUILDKIT_BACKEND = ("setuptools-buildkit", "buildkit.build_meta")
+SKBUILD_BACKEND = ("scikit-build-core", "scikit_build_core.build")
 
-[project]
-name = "benchproj"
-requires-python = ">=3.11"
-dynamic = ["version", "dependencies", "scripts", "readme"]
 
-[tool.buildkit]
-package = "benchproj"
-extension = {{ name = "benchproj._C", sources = ["csrc/stub.c"], libraries = ["benchproj_python"] }}
-"""
+def pyproject_toml(name: str, backend: tuple[str, str], project: str, tool: str, *,
+                   requires: tuple[str, ...] = ()) -> str:
+    """A generated project's pyproject.toml: its backend (distribution, module) and any other build
+    requirement, the [project] lines besides the name, and the backend's own table."""
+    listed = ", ".join(f'"{r}"' for r in (backend[0], *requires))
+    return (f'[build-system]\nrequires = [{listed}]\nbuild-backend = "{backend[1]}"\n\n'
+            f'[project]\nname = "{name}"\n{project}\n\n{tool}\n')
 
-SKBUILD_PYPROJECT = """\
-[build-system]
-requires = ["scikit-build-core"]
-build-backend = "scikit_build_core.build"
 
-[project]
-name = "benchproj"
-version = "0.1.0"
+BUILDKIT_PYPROJECT = pyproject_toml(
+    "benchproj", BUILDKIT_BACKEND,
+    'requires-python = ">=3.11"\ndynamic = ["version", "dependencies", "scripts", "readme"]',
+    '[tool.buildkit]\npackage = "benchproj"\n'
+    'extension = { name = "benchproj._C", sources = ["csrc/stub.c"], libraries = ["benchproj_python"] }')
 
-[tool.scikit-build]
-build-dir = "build/{{wheel_tag}}"
-editable.mode = "inplace"
-cmake.build-type = "Release"
-"""
+SKBUILD_PYPROJECT = pyproject_toml(
+    "benchproj", SKBUILD_BACKEND, 'version = "0.1.0"',
+    '[tool.scikit-build]\nbuild-dir = "build/{wheel_tag}"\neditable.mode = "inplace"\ncmake.build-type = "Release"')
 
 CMAKELISTS = """\
 cmake_minimum_required(VERSION 3.24)
@@ -133,7 +126,7 @@ def generate(root: Path, files: int, flavour: str) -> None:
     extension = BUILDKIT_EXTENSION if flavour == "buildkit" else SKBUILD_EXTENSION
     (root / "CMakeLists.txt").write_text(CMAKELISTS.format(extension=extension))
     if flavour == "buildkit":
-        (root / "pyproject.toml").write_text(BUILDKIT_PYPROJECT.format())
+        (root / "pyproject.toml").write_text(BUILDKIT_PYPROJECT)
         (root / "setup.py").write_text("from buildkit import setup\n\nsetup()\n")
         (root / "version.txt").write_text("0.1.0\n")
         (root / "csrc" / "stub.c").write_text(
@@ -141,7 +134,7 @@ def generate(root: Path, files: int, flavour: str) -> None:
             "PyMODINIT_FUNC PyInit__C(void) { return benchproj_init_module(); }\n")
         (root / "benchproj" / "__init__.py").write_text("from ._C import total\n")
     else:
-        (root / "pyproject.toml").write_text(SKBUILD_PYPROJECT.format())
+        (root / "pyproject.toml").write_text(SKBUILD_PYPROJECT)
         (root / "csrc" / "skbuild_init.c").write_text(
             "#include <Python.h>\nPyObject* benchproj_init_module(void);\n"
             "PyMODINIT_FUNC PyInit__C(void) { return benchproj_init_module(); }\n")

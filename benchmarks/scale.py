@@ -39,7 +39,8 @@ from typing import Callable
 
 # A script runs outside pytest, whose configuration puts buildkit's test utilities on sys.path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "utils"))
-from rebuild import timed, touch  # noqa: E402 - rebuild.py's timing helpers (a script's folder is on sys.path)
+# rebuild.py's timing and project helpers (a script's folder is on sys.path)
+from rebuild import BUILDKIT_BACKEND, SKBUILD_BACKEND, pyproject_toml, timed, touch  # noqa: E402
 
 from buildkit_testing.skbuild_corpus import IndexUnreachable, reference_requirements  # noqa: E402
 from buildkit_testing.venvs import make_venv, make_wheelhouse, pip_into, venv_env  # noqa: E402
@@ -48,36 +49,13 @@ PACKAGE = "scaleproj"
 HEADERS_PER_FOLDER = 500  # PyTorch's include tree is many folders, not one flat one
 DATA_CHUNK = 8 << 20
 
-BUILDKIT_PYPROJECT = f"""\
-[build-system]
-requires = ["setuptools-buildkit"]
-build-backend = "buildkit.build_meta"
-
-[project]
-name = "{PACKAGE}"
-version = "0.1.0"
-requires-python = ">=3.11"
-
-[tool.buildkit]
-package = "{PACKAGE}"
-"""
+BUILDKIT_PYPROJECT = pyproject_toml(PACKAGE, BUILDKIT_BACKEND, 'version = "0.1.0"\nrequires-python = ">=3.11"',
+                                    f'[tool.buildkit]\npackage = "{PACKAGE}"')
 
 # scikit-build-core's default editable mode (redirect: the CMake install goes to
 # site-packages) with a kept build folder, so that its no-op is incremental too.
-SKBUILD_PYPROJECT = f"""\
-[build-system]
-requires = ["scikit-build-core"]
-build-backend = "scikit_build_core.build"
-
-[project]
-name = "{PACKAGE}"
-version = "0.1.0"
-requires-python = ">=3.11"
-
-[tool.scikit-build]
-build-dir = "build/{{wheel_tag}}"
-cmake.build-type = "Release"
-"""
+SKBUILD_PYPROJECT = pyproject_toml(PACKAGE, SKBUILD_BACKEND, 'version = "0.1.0"\nrequires-python = ">=3.11"',
+                                   '[tool.scikit-build]\nbuild-dir = "build/{wheel_tag}"\ncmake.build-type = "Release"')
 
 # buildkit installs into the package folder; scikit-build-core into site-packages' root.
 CMAKELISTS = """\

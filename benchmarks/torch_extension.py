@@ -29,7 +29,8 @@ from pathlib import Path
 
 # A script runs outside pytest, whose configuration puts buildkit's test utilities on sys.path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "utils"))
-from rebuild import median, timed, touch  # noqa: E402 - rebuild.py's timing helpers (a script's folder is on sys.path)
+# rebuild.py's timing and project helpers (a script's folder is on sys.path)
+from rebuild import BUILDKIT_BACKEND, median, pyproject_toml, timed, touch  # noqa: E402
 
 from buildkit_testing.paths import TEST_PACKAGES  # noqa: E402
 from buildkit_testing.projects import copy_sources  # noqa: E402
@@ -52,19 +53,8 @@ setup(
 """
 
 # tests/packages/torch_ext's pyproject.toml less what only wheels need.
-BUILDKIT_PYPROJECT = """\
-[build-system]
-requires = ["setuptools-buildkit", "torch"]
-build-backend = "buildkit.build_meta"
-
-[project]
-name = "torchext"
-version = "0.1.0"
-requires-python = ">=3.11"
-
-[tool.buildkit]
-install-prefix = "wheel-root"
-"""
+BUILDKIT_PYPROJECT = pyproject_toml("torchext", BUILDKIT_BACKEND, 'version = "0.1.0"\nrequires-python = ">=3.11"',
+                                    '[tool.buildkit]\ninstall-prefix = "wheel-root"', requires=("torch",))
 
 CHECK = ("import torch, torchext; x = torch.arange(3.); "
          "assert torch.equal(torchext.add_one(x), x + 1) and torch.equal(torchext.scale(x, 2.0), x * 2)")

@@ -238,7 +238,11 @@ class Project:
 
     @property
     def cuda_toolkit(self) -> str | None:
-        """The CUDA compiler's version the build configured with; None without CUDA."""
+        """The CUDA compiler's version the build configured with; None without CUDA.  The cache
+        (already read) says whether CUDA is on, so a CPU build's no-op never opens the File API reply."""
+        cache = self.cache
+        if cache is None or not cache.get_value("CMAKE_CUDA_COMPILER"):
+            return None
         return file_api.compiler_version(self.build_dir, "CUDA") or None
 
     @cached_property

@@ -382,9 +382,10 @@ def test_install_killed_mid_copy_is_redone(project, python, env, reference):
     installed.write_bytes(installed.read_bytes()[:100])
     dated = source.stat().st_mtime_ns + 300_000_000
     os.utime(installed, ns=(dated, dated))
-    stamps = list((build_dir / ".buildkit").glob("installed-*"))
-    assert len(stamps) == 1, stamps  # one prefix: the package tree
-    stamps[0].unlink()  # what buildkit leaves while an install runs
+    records = list((build_dir / ".buildkit").glob("install-*.json"))
+    assert len(records) == 1, records  # one prefix: the package tree
+    # What buildkit leaves while an install runs: the marker beside the prefix's record.
+    (build_dir / ".buildkit" / records[0].name.replace("install-", "install-pending-")).with_suffix("").touch()
     result = setup_py(python, project, "develop", env=env)
     assert "installing" in result.stderr
     assert installed_files(project) == reference["tree"]

@@ -27,6 +27,9 @@ from buildkit.errors import BuildFailedError
 
 NINJA_STATUS = re.compile(r"^\[(\d+)/(\d+)\]")
 NO_WORK = "ninja: no work to do."
+# Edges of CMake's own bookkeeping: the CONFIGURE_DEPENDS glob check runs on every ninja
+# run; when it finds a change, the "Re-running CMake..." edge that follows is real work.
+BOOKKEEPING_EDGES = frozenset({"Re-checking globbed directories..."})
 LABELS = {"configure": "Configuring", "build": "Compiling", "install": "Installing"}
 
 
@@ -37,7 +40,7 @@ class StepResult:
     seconds: float
     log_path: Path
     started: float = 0.0  # time.time() at the start
-    steps: int = 0  # Ninja edges run ([n/N] lines)
+    steps: int = 0  # Ninja edges run ([n/N] lines), CMake's bookkeeping edges left out
     no_work: bool = False  # Ninja said "no work to do"
 
 
@@ -402,7 +405,8 @@ def _pump(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | Non
             done = total = None
             if m := NINJA_STATUS.match(text):
                 done, total = int(m[1]), int(m[2])
-                result.steps += 1
+                if text[m.end():].strip() not in BOOKKEEPING_EDGES:
+                    result.steps += 1
             elif text == NO_WORK:
                 result.no_work = True
             display.line(text, done, total)

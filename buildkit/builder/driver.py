@@ -20,8 +20,9 @@ installs into the package tree and copies ``compile_commands.json`` to the proje
   deleted pip build environment); then they are found again and CMake reconfigured.
 * ninja is run directly for the Ninja generator: ``cmake --build`` only starts it,
   and skipping cmake halves a no-op build (0.01 s instead of 0.022 s).
-* ``cmake --install`` leaves up-to-date files alone, and it is not run at all when
-  ninja had no work and nothing was built or regenerated since a complete install.
+* The install copies only what changed since the last install into the same prefix,
+  rule by rule (:mod:`buildkit.builder.install_step`); CMake is not started when
+  nothing did.
 """
 
 from __future__ import annotations
@@ -333,9 +334,6 @@ class CMakeDriver:
     def install(self, build: StepResult | None = None) -> StepResult | None:
         """Install into the package tree; None when skipped because everything is installed."""
         return self._installer().install(build)
-
-    def install_is_current(self) -> bool:
-        return self._installer().is_current()
 
     def _installer(self) -> PackageTreeInstall:
         return PackageTreeInstall(self.build_dir, self.install_prefix, self._tools().cmake.path, self.build_type(),

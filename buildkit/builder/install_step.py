@@ -1,19 +1,53 @@
-"""The install step: CMake's install into the package tree, skipped when nothing changed.
+"""The install step: only what changed goes into the package tree.
 
 A no-op rebuild must rewrite no installed file (IDEs, editable installs and
-``import`` all watch those mtimes) and should not even start ``cmake --install``.
+``import`` all watch those mtimes) and should not even start CMake; a rebuild after
+one edit must cost about one file's copy, however many files the project installs.
+
+Each install rule of ``cmake_install.cmake`` is a unit (:mod:`buildkit.builder.install_script`)
+with a record of its last install (:mod:`buildkit.builder.install_record`):
+
+* a *tree* rule (``install(FILES)``/``install(DIRECTORY)`` of source files) that CMake
+  installed before: buildkit copies each changed file itself, atomically, keeping the
+  installed copy's mode; when files were added to or removed from its folders the rule
+  goes through CMake again, which applies its PATTERN/EXCLUDE rules;
+* every other rule (targets, whose rpath CMake rewrites while installing, exports,
+  ``CODE``/``SCRIPT``, file sets) runs through CMake, in a script of only the rules
+  whose inputs changed, with ``CMAKE_INSTALL_ALWAYS`` set for them alone: CMake's
+  own check trusts times within a second of each other.  A rule that names no input
+  (``install(CODE)``) runs when another rule of its component runs;
+* a rule that is gone has its files removed.
+
+While an install runs, a marker says so: after an interruption the next run installs
+every rule again.  A script this reader does not understand falls back to a whole
+``cmake --install``, with a warning saying why.
 """
 
 from __future__ import annotations
 
+import filecmp
 import hashlib
 import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from buildkit._util import console
-from buildkit._util.fileutil import mtime_ns, write_atomic
-from buildkit.builder import file_api
+from buildkit._util.fileutil import write_atomic, write_text_if_changed
+from buildkit.builder import install_record
 from buildkit.builder.build_output import StepResult, log_dir, run_step
+from buildkit.builder.install_record import InstallRecord, UnitRecord, fingerprint, walk_files
+from buildkit.builder.install_script import (
+    SCRIPT,
+    InstallScripts,
+    InstallUnit,
+    UnreadableScript,
+    partial_script,
+    read_partial_output,
+    read_units,
+)
 
 STATE = ".buildkit"
 INSTALL_MANIFEST = "install_manifest.txt"
@@ -34,7 +68,7 @@ def _read_lines(path: Path) -> list[Path]:
 def read_install_manifest(build_dir: Path, prefix: Path | None = None) -> list[Path]:
     """The files the last install into ``prefix`` wrote; without ``prefix``, the files of
     every prefix this build folder installed into (the package tree, a wheel's staging
-    folder).  CMake's own ``install_manifest.txt`` only holds the last install."""
+    folder)."""
     state = Path(build_dir) / STATE
     if prefix is not None:
         return _read_lines(state / f"manifest-{_prefix_key(prefix)}.txt")
@@ -44,42 +78,202 @@ def read_install_manifest(build_dir: Path, prefix: Path | None = None) -> list[P
     return list(found)
 
 
+@dataclass
+class Plan:
+    """What this install does, unit by unit."""
+
+    runs: dict[str, bool] = field(default_factory=dict)  # unit key -> through CMake, forced
+    copies: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # unit key -> (source, installed)
+    inputs: dict[str, dict] = field(default_factory=dict)  # unit key -> its inputs' fingerprints now
+    listings: dict[str, list[str]] = field(default_factory=dict)  # tree unit key -> files below its sources
+    reasons: list[str] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not self.runs and not any(self.copies.values())
+
+
 class PackageTreeInstall:
-    """``cmake --install`` of one build folder into one prefix, with a stamp of the last
-    finished install there.  One build folder may install into several prefixes (the
-    package tree for develop, a staging folder for a wheel): each keeps its own stamp
-    and manifest, so switching between them never takes one for the other."""
+    """The install of one build folder into one prefix.  One build folder may install into
+    several prefixes (the package tree for develop, a staging folder for a wheel): each
+    keeps its own record, so switching between them never takes one for the other."""
 
     def __init__(self, build_dir: Path, install_prefix: Path, cmake: Path, build_type: str, *, verbose: bool = False):
         self.build_dir = Path(build_dir)
-        self.install_prefix = Path(install_prefix)
+        self.install_prefix = Path(install_prefix).absolute()
         self.cmake = cmake
         self.build_type = build_type
         self.verbose = verbose
         key = _prefix_key(self.install_prefix)
-        self.stamp = self.build_dir / STATE / f"installed-{key}"
-        self.manifest_copy = self.build_dir / STATE / f"manifest-{key}.txt"
+        state = self.build_dir / STATE
+        self.record_path = state / f"install-{key}.json"
+        self.pending = state / f"install-pending-{key}"
+        self.manifest_copy = state / f"manifest-{key}.txt"
+        self.script_path = state / f"install-{key}.cmake"
+        self.output_path = state / f"install-{key}.out"
 
+    # ------------------------------------------------------------------ entry
     def install(self, build: StepResult | None = None) -> StepResult | None:
-        """Install; None when skipped because the build did nothing and the install is current."""
-        if build is not None and build.no_work and self.is_current():
+        """Install what changed; None when nothing had to be installed or removed."""
+        started, clock = time.time(), time.perf_counter()
+        try:
+            scripts = read_units(self.build_dir / SCRIPT)
+        except (UnreadableScript, OSError, UnicodeDecodeError, AttributeError) as exc:
+            return self._install_everything(f"buildkit could not read {self.build_dir / SCRIPT} rule by rule ({exc})")
+        unfinished = self.pending.exists()
+        record = None if unfinished else install_record.load(self.record_path, self.install_prefix, self.build_type)
+        if unfinished:
+            console.info("the last install into this prefix did not finish: installing every rule again")
+        active = [unit for unit in scripts.units if unit.active]
+        plan = self._plan(active, record)
+        gone = set(record.units) - {unit.key for unit in active} if record else set()
+        if plan.is_empty() and not gone and record is not None:
             return None
-        last_install = mtime_ns(self.stamp)
-        unfinished = last_install is None and (log_dir(self.build_dir) / "install.log").exists()
-        previous = self.manifest()
-        self.stamp.unlink(missing_ok=True)
-        command = [str(self.cmake), "--install", str(self.build_dir), "--config", self.build_type,
-                   "--prefix", str(self.install_prefix)]
-        result = run_step("install", command, build_dir=self.build_dir, verbose=self.verbose,
-                          env=install_environment(build, last_install, unfinished))
-        written = self.build_dir / INSTALL_MANIFEST
-        write_atomic(self.manifest_copy, written.read_bytes() if written.is_file() else b"")
-        self.prune_stale(previous - self.manifest())
-        self.stamp.touch()
-        return result
+        for reason in plan.reasons:
+            console.detail(f"install: {reason}")
+        self.pending.parent.mkdir(parents=True, exist_ok=True)
+        self.pending.touch()
+        result = self._run(scripts, plan) if plan.runs else None
+        outputs = read_partial_output(self.output_path) if result is not None else {}
+        new = self._new_record(active, record, plan, outputs)
+        copied = self._copy_changed(active, plan, record, outputs, new)
+        self._finish(new)
+        seconds = time.perf_counter() - clock
+        console.detail(f"install: {len(plan.runs)} rule(s) through CMake, {copied} file(s) copied directly, "
+                       f"{len(new.outputs())} installed file(s) in all, {seconds:.3f} s")
+        if result is not None:
+            result.seconds = seconds
+            return result
+        return StepResult("install", 0, seconds, log_dir(self.build_dir) / "install.log", started=started)
 
     def manifest(self) -> set[str]:
         return {str(path) for path in read_install_manifest(self.build_dir, self.install_prefix)}
+
+    # ------------------------------------------------------------------ plan
+    def _plan(self, units: list[InstallUnit], record: InstallRecord | None) -> Plan:
+        plan = Plan()
+        followers = []
+        for unit in units:
+            previous = record.units.get(unit.key) if record else None
+            if unit.is_tree:
+                plan.listings[unit.key] = _listing(unit)
+            plan.inputs[unit.key] = {path: fingerprint(path) for path in unit.inputs}
+            if previous is None:
+                plan.runs[unit.key] = True
+                plan.reasons.append(f"{_describe(unit)}: installed for the first time")
+            elif unit.is_tree and previous.members is not None:
+                self._plan_tree(unit, previous, record, plan)
+            elif unit.runs_with_component and not _changed_inputs(unit, previous, plan):
+                followers.append(unit)
+            elif changed := _changed_inputs(unit, previous, plan):
+                plan.runs[unit.key] = True
+                plan.reasons.append(f"{_describe(unit)}: changed input {changed[0]}")
+            elif missing := [p for p in previous.outputs if not os.path.lexists(p)]:
+                plan.runs[unit.key] = True
+                plan.reasons.append(f"{_describe(unit)}: {missing[0]} is missing from the install")
+        busy = {unit.component for unit in units if unit.key in plan.runs or plan.copies.get(unit.key)}
+        for unit in followers:
+            if unit.component in busy:
+                plan.runs[unit.key] = True
+                plan.reasons.append(f"{_describe(unit)}: names no input; runs with its component {unit.component!r}")
+        return plan
+
+    def _plan_tree(self, unit: InstallUnit, previous: UnitRecord, record: InstallRecord, plan: Plan) -> None:
+        listing = plan.listings[unit.key]
+        if listing != previous.listing:
+            added = sorted(set(listing) - set(previous.listing or []))
+            removed = sorted(set(previous.listing or []) - set(listing))
+            plan.runs[unit.key] = False
+            plan.reasons.append(f"{_describe(unit)}: files added ({', '.join(added[:3]) or 'none'}) or "
+                                f"removed ({', '.join(removed[:3]) or 'none'}): through CMake")
+            return
+        copies = []
+        for installed, (source, recorded) in previous.members.items():
+            now = fingerprint(source)
+            if now is None or now[3] != "file" or recorded[3] != "file":
+                if now != recorded:
+                    plan.runs[unit.key] = True
+                    plan.reasons.append(f"{_describe(unit)}: {source} is no longer a plain file: through CMake")
+                    return
+                continue
+            if now != recorded or not os.path.lexists(installed):
+                copies.append((source, installed))
+            elif record.is_racy(recorded) and not filecmp.cmp(source, installed, shallow=False):
+                copies.append((source, installed))
+        if copies:
+            plan.copies[unit.key] = copies
+            plan.reasons += [f"copy {source} -> {installed}" for source, installed in copies]
+
+    # ------------------------------------------------------------------- run
+    def _run(self, scripts: InstallScripts, plan: Plan) -> StepResult:
+        runs = [(unit, plan.runs[unit.key]) for unit in scripts.units if unit.key in plan.runs]
+        write_atomic(self.script_path, partial_script(scripts, runs, self.output_path).encode("utf-8"))
+        command = [str(self.cmake), f"-DCMAKE_INSTALL_PREFIX={self.install_prefix}",
+                   f"-DCMAKE_INSTALL_CONFIG_NAME={self.build_type}", "-P", str(self.script_path)]
+        return run_step("install", command, build_dir=self.build_dir, verbose=self.verbose)
+
+    def _new_record(self, units: list[InstallUnit], record: InstallRecord | None, plan: Plan,
+                    outputs: dict[str, list[str]]) -> InstallRecord:
+        new = InstallRecord(str(self.install_prefix), self.build_type)
+        for unit in units:
+            previous = record.units.get(unit.key) if record else None
+            if unit.key in plan.runs:
+                installed = list(dict.fromkeys(outputs.get(unit.key, [])))
+                entry = UnitRecord(installed, plan.inputs[unit.key])
+                if unit.is_tree:
+                    entry.members = _members(unit, installed, self.install_prefix)
+                    entry.listing = plan.listings[unit.key] if entry.members is not None else None
+            elif previous is not None:
+                entry = UnitRecord(previous.outputs, plan.inputs[unit.key], previous.members, previous.listing)
+            else:
+                continue
+            new.units[unit.key] = entry
+        return new
+
+    def _copy_changed(self, units: list[InstallUnit], plan: Plan, record: InstallRecord | None,
+                      outputs: dict[str, list[str]], new: InstallRecord) -> int:
+        """Copy the changed files of tree rules; after CMake ran a rule without forcing it
+        (files added or removed), also the members it may have judged up to date."""
+        copied = 0
+        for unit in units:
+            entry = new.units.get(unit.key)
+            if entry is None or entry.members is None:
+                continue
+            copies = list(plan.copies.get(unit.key, ()))
+            if plan.runs.get(unit.key) is False and record is not None:
+                previous = record.units[unit.key].members or {}
+                copies += [(source, installed) for installed, (source, now) in entry.members.items()
+                           if _maybe_changed(previous.get(installed), now, record)
+                           and not filecmp.cmp(source, installed, shallow=False)]
+            for source, installed in copies:
+                entry.members[installed] = [source, _copy_file(source, installed)]
+                copied += 1
+        return copied
+
+    def _finish(self, new: InstallRecord) -> None:
+        """Remove what is no longer installed, then record; the marker goes last."""
+        previous = self.manifest()
+        current = new.outputs()
+        self.prune_stale(previous - current)
+        listing = "".join(f"{path}\n" for path in sorted(current))
+        write_atomic(self.manifest_copy, listing.encode("utf-8"))
+        write_text_if_changed(self.build_dir / INSTALL_MANIFEST, listing)
+        install_record.save(self.record_path, new)
+        self.pending.unlink(missing_ok=True)
+
+    def _install_everything(self, reason: str) -> StepResult:
+        console.warn(f"{reason}; installing with a whole `cmake --install` each time, which copies every file.")
+        self.pending.parent.mkdir(parents=True, exist_ok=True)
+        self.pending.touch()
+        self.record_path.unlink(missing_ok=True)
+        command = [str(self.cmake), "--install", str(self.build_dir), "--config", self.build_type,
+                   "--prefix", str(self.install_prefix)]
+        result = run_step("install", command, build_dir=self.build_dir, verbose=self.verbose,
+                          env={**os.environ, "CMAKE_INSTALL_ALWAYS": "1"})
+        written = {str(path) for path in _read_lines(self.build_dir / INSTALL_MANIFEST)}
+        self.prune_stale(self.manifest() - written)
+        write_atomic(self.manifest_copy, "".join(f"{p}\n" for p in sorted(written)).encode("utf-8"))
+        self.pending.unlink(missing_ok=True)
+        return result
 
     def prune_stale(self, stale: set[str]) -> None:
         """Remove what an earlier install put into the package tree and this one no longer
@@ -96,38 +290,74 @@ class PackageTreeInstall:
                 parent.rmdir()
                 parent = parent.parent
 
-    def is_current(self) -> bool:
-        """The last install completed after the last build and regeneration, and its files exist."""
-        installed = mtime_ns(self.stamp)
-        if installed is None:
-            return False
-        manifest = self.manifest()
-        if not manifest:
-            return False
-        for name in (".ninja_log", "build.ninja", "cmake_install.cmake"):
-            changed = mtime_ns(self.build_dir / name)
-            if changed is not None and changed >= installed:
-                return False
-        # install(FILES/DIRECTORY) sources changed without any target being rebuilt.
-        sources = file_api.installed_sources_cached(self.build_dir, self.build_dir / STATE / "install-sources.json")
-        if file_api.newest_mtime_ns(sources) >= installed:
-            return False
-        return all(os.path.lexists(line) for line in manifest)
+
+def _describe(unit: InstallUnit) -> str:
+    what = f"install({unit.tree_type}S) of {', '.join(unit.sources[:2])}" if unit.is_tree else "install rule"
+    return f"{what} [{unit.script.parent.name}/{SCRIPT} {unit.key[:8]}]"
 
 
-def install_environment(build: StepResult | None, last_install_ns: int | None,
-                        unfinished: bool = False) -> dict[str, str] | None:
-    """The environment for ``cmake --install``; None keeps the caller's.
+def _changed_inputs(unit: InstallUnit, previous: UnitRecord, plan: Plan) -> list[str]:
+    return [path for path in unit.inputs if plan.inputs[unit.key][path] != previous.inputs.get(path)]
 
-    CMake's install skips a file whose time is within a second of the installed
-    copy's (cmFileTime::DifferS), so right after a rebuild that quick it must copy
-    everything.  So it must after an install that started and never finished: a
-    file it was killed while writing is cut short, dated then, and looks up to date.
-    """
-    if unfinished:
-        return {**os.environ, "CMAKE_INSTALL_ALWAYS": "1"}
-    if build is None or build.steps == 0 or last_install_ns is None:
-        return None
-    if build.started - last_install_ns / 1e9 > 1.5:
-        return None
-    return {**os.environ, "CMAKE_INSTALL_ALWAYS": "1"}
+
+def _maybe_changed(previous: list | None, now: list, record: InstallRecord) -> bool:
+    return previous is None or previous[1] != now or record.is_racy(now)
+
+
+def _listing(unit: InstallUnit) -> list[str]:
+    """Every file a tree rule could install: its FILES, or everything below its folders."""
+    if unit.tree_type == "FILE":
+        return [source for source in unit.sources if os.path.lexists(source)]
+    found: list[str] = []
+    for source in unit.sources:
+        if os.path.isdir(source):
+            found += walk_files(Path(source))
+    return found
+
+
+def _members(unit: InstallUnit, installed: list[str], prefix: Path) -> dict[str, list] | None:
+    """Installed file -> [its source, the source's fingerprint]; None when an installed file
+    maps to no source (then the rule is compared as a whole, like any other)."""
+    destination = unit.destination
+    members: dict[str, list] = {}
+    roots = []
+    for source in unit.sources:
+        if unit.tree_type == "FILE":
+            roots.append((os.path.join(destination, os.path.basename(source)), source))
+        else:
+            base = destination if source.endswith("/") else os.path.join(destination, os.path.basename(source))
+            roots.append((base.rstrip("/"), source.rstrip("/")))
+    top = f"{prefix}/"
+    for path in installed:
+        if not path.startswith(top):
+            return None
+        relative = path[len(top):]
+        source = next((src + relative[len(dst):] for dst, src in roots
+                       if relative == dst or relative.startswith(dst + "/" if dst else "")), None)
+        recorded = fingerprint(source) if source else None
+        if recorded is None:
+            return None
+        members[path] = [source, recorded]
+    return members
+
+
+def _copy_file(source: str, installed: str) -> list:
+    """Copy ``source`` over ``installed`` through a temp file renamed into place, keeping the
+    installed copy's mode and dating it like its source (as CMake does); the source's
+    fingerprint read before the copy, so an edit during it shows next time."""
+    before = fingerprint(source)
+    target = Path(installed)
+    mode = os.stat(installed).st_mode & 0o7777 if os.path.exists(installed) else os.stat(source).st_mode & 0o777
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        shutil.copyfile(source, temporary)
+        os.chmod(temporary, mode)
+        info = os.stat(source)
+        os.utime(temporary, ns=(info.st_atime_ns, info.st_mtime_ns))
+        os.replace(temporary, installed)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return before

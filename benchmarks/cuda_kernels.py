@@ -16,6 +16,12 @@ its bandwidth as a fraction of the copy's:
 | sum | `a.sum()` | 4n | >= 0.70 of copy's GB/s |
 | mul | `tl.mul(a, b, out=c)` | 3 x 4n | (reported) |
 
+With --mm N (default 4096; 512 with --smoke) it also times `tl.mm` on N x N float32
+matrices, checked first against NumPy at 512, and reports TFLOP/s. Where a CUDA torch
+is importable (--no-torch turns it off) the same rows run through torch too, in the
+same process and on the same device: its copy/add/sum/mul as a fraction of its own
+copy, and `torch.mm` (cuBLAS, TF32 off) beside tensorlet's mm.
+
 Every row's result is checked against NumPy before it is timed. Each run times
 `--inner` back-to-back calls between two `tensorlet.cuda.synchronize()` calls;
 the rows are interleaved run by run and compared by medians. Without a CUDA
@@ -61,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--elements", type=int, help="floats per tensor (default: 64M, or 1M with --smoke)")
     p.add_argument("--runs", type=int, help="runs per row (default: 20, or 3 with --smoke)")
     p.add_argument("--inner", type=int, default=10, help="calls per run (default: 10)")
+    p.add_argument("--mm", type=int, help="N of the N x N matmul row (default: 4096, or 512 with --smoke; 0: none)")
+    p.add_argument("--no-torch", action="store_true", help="no torch rows even where torch has CUDA")
     args = p.parse_args(argv)
     n = args.elements or (1 << 20 if args.smoke else 64 << 20)
     runs = args.runs or (3 if args.smoke else 20)
@@ -119,10 +127,91 @@ def main(argv: list[str] | None = None) -> int:
         if target and fraction < TARGET:
             missed.append(f"{name}: {fraction:.2f} of the copy bandwidth")
         print(f"| {name} | {median * 1e6:.1f} us | {rate / 1e9:.0f} | {fraction:.2f} | {target} |")
+    mm_n = args.mm if args.mm is not None else (512 if args.smoke else 4096)
+    torch = None if args.no_torch else load_cuda_torch()
+    if torch is not None:
+        torch_rows(torch, host_a, host_b, n, runs, args.inner)
+    if mm_n:
+        mm_rows(tl, torch, mm_n, max(3, runs // 4))
     if missed and not args.smoke:
         print("missed: " + "; ".join(missed), file=sys.stderr)
         return 1
     return 0
+
+
+def load_cuda_torch():
+    """torch with a CUDA device, or None (and why, printed)."""
+    try:
+        import torch
+    except ImportError as e:
+        print(f"torch rows skipped: {e}")
+        return None
+    if not torch.cuda.is_available():
+        print(f"torch rows skipped: torch {torch.__version__} sees no CUDA device")
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False  # float32 against float32: cuBLAS's FFMA path
+    return torch
+
+
+def torch_rows(torch, host_a, host_b, n: int, runs: int, inner: int) -> None:
+    """The same rows through torch on the same device: what its kernels reach of its copy."""
+    a, b = torch.from_numpy(host_a).cuda(), torch.from_numpy(host_b).cuda()
+    c, dst = torch.empty_like(a), torch.empty_like(a)
+    torch.add(a, b, out=c)
+    import numpy as np
+
+    np.testing.assert_allclose(c.cpu().numpy(), host_a + host_b, rtol=1e-6)
+    rows = {
+        "copy (baseline)": (lambda: dst.copy_(a), 2 * 4 * n),
+        "add": (lambda: torch.add(a, b, out=c), 3 * 4 * n),
+        "sum": (lambda: a.sum(), 4 * n),
+        "mul": (lambda: torch.mul(a, b, out=c), 3 * 4 * n),
+    }
+    sync = torch.cuda.synchronize
+    for fn, _ in rows.values():
+        timed(fn, inner, sync)
+    seconds: dict[str, list[float]] = {name: [] for name in rows}
+    for _ in range(runs):
+        for name, (fn, _) in rows.items():
+            seconds[name].append(timed(fn, inner, sync))
+    print(f"\ntorch {torch.__version__}, the same rows (median of {runs} runs x {inner} calls)")
+    print("| row | median | GB/s | fraction of torch's copy |")
+    print("|---|---|---|---|")
+    copy_rate = rows["copy (baseline)"][1] / statistics.median(seconds["copy (baseline)"])
+    for name, (_, moved) in rows.items():
+        median = statistics.median(seconds[name])
+        print(f"| {name} | {median * 1e6:.1f} us | {moved / median / 1e9:.0f} | {moved / median / copy_rate:.2f} |")
+
+
+def mm_rows(tl, torch, n: int, runs: int) -> None:
+    """tl.mm on n x n float32 (checked against NumPy at 512 first), and torch.mm (cuBLAS)."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    small_a, small_b = rng.standard_normal((512, 512), dtype=np.float32), rng.standard_normal((512, 512), dtype=np.float32)
+    got = tl.mm(tl.from_numpy(small_a).cuda(), tl.from_numpy(small_b).cuda()).cpu().numpy()
+    np.testing.assert_allclose(got, small_a.astype(np.float64) @ small_b, rtol=1e-3, atol=1e-3)
+    host_a, host_b = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
+    a, b = tl.from_numpy(host_a).cuda(), tl.from_numpy(host_b).cuda()
+    flop = 2 * n**3
+    impls = {"tensorlet mm": (lambda: tl.mm(a, b), tl.cuda.synchronize)}
+    if torch is not None:
+        ta, tb = torch.from_numpy(host_a).cuda(), torch.from_numpy(host_b).cuda()
+        impls["torch.mm (cuBLAS)"] = (lambda: torch.mm(ta, tb), torch.cuda.synchronize)
+    seconds: dict[str, list[float]] = {name: [] for name in impls}
+    for fn, sync in impls.values():
+        timed(fn, 2, sync)
+    for _ in range(runs):
+        for name, (fn, sync) in impls.items():
+            seconds[name].append(timed(fn, 3, sync))
+    print(f"\nmm, float32, {n} x {n} x {n} (median of {runs} runs x 3 calls)")
+    print("| row | median | TFLOP/s | time / cuBLAS's |")
+    print("|---|---|---|---|")
+    base = statistics.median(seconds["torch.mm (cuBLAS)"]) if "torch.mm (cuBLAS)" in seconds else None
+    for name, values in seconds.items():
+        median = statistics.median(values)
+        ratio = f"{median / base:.2f}" if base else "--"
+        print(f"| {name} | {median * 1e3:.2f} ms | {flop / median / 1e12:.1f} | {ratio} |")
 
 
 if __name__ == "__main__":

@@ -208,3 +208,40 @@ def tensorlet_wheelhouse(request, tmp_path_factory) -> Path:
         return request.getfixturevalue("wheelhouse")
     except pytest.FixtureLookupError:
         return make_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
+
+
+# ---- the op-info coverage table (test_opinfo.py) ---------------------------------------
+SHORT = {"bool": "b8", "uint8": "u8", "int32": "i32", "int64": "i64", "float32": "f32", "float64": "f64"}
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """op x backend x dtype, as test_opinfo.py found it: ok (matches NumPy), refused (the
+    stated error, checked), skipped (and why), FAILED."""
+    cells: dict[tuple[str, str], dict[str, list[str]]] = {}
+    reasons: dict[str, set[str]] = {}
+    for outcome in ("passed", "failed", "skipped"):
+        for report in terminalreporter.stats.get(outcome, []):
+            props = dict(getattr(report, "user_properties", ()))
+            if "opinfo" not in props or (report.when != "call" and outcome != "skipped"):
+                continue
+            op, backend, dtype = props["opinfo"]
+            declared = props["coverage"]  # ok or refused
+            status = {"failed": f"FAILED({declared})", "skipped": f"skipped({declared})"}.get(outcome, declared)
+            cells.setdefault((op, backend), {}).setdefault(status, []).append(SHORT[dtype])
+            if outcome == "skipped":
+                reasons.setdefault(backend, set()).add(str(report.longrepr[-1]).removeprefix("Skipped: "))
+    if not cells:
+        return
+    backends = sorted({b for _, b in cells}, key=["cpu", "cuda"].index)
+    write = terminalreporter.write_line
+    terminalreporter.section("op-info coverage: op x backend x dtype")
+    write("| op | " + " | ".join(backends) + " |")
+    write("|---|" + "---|" * len(backends))
+    for op in dict.fromkeys(op for op, _ in cells):
+        row = []
+        for backend in backends:
+            by_status = cells.get((op, backend), {})
+            row.append("; ".join(f"{status} {' '.join(d)}" for status, d in by_status.items()) or "-")
+        write(f"| {op} | " + " | ".join(row) + " |")
+    for backend, why in sorted(reasons.items()):
+        write(f"{backend} skipped: " + "; ".join(sorted(why)))

@@ -1,90 +1,27 @@
-"""Every op in opinfo.OPS over every supported dtype and over 0-dim, empty,
-broadcast and non-contiguous inputs, against NumPy."""
+"""The ops' behaviour beyond the op-info table (test_opinfo.py runs every op on
+every backend against NumPy): Python scalars, alpha and in-place, where, reduction
+errors, matmul broadcasting, softmax, factories, views, indexing, conversion."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from opinfo import ALL, ELEMENTWISE_SHAPES, OPS, sample
+from opinfo import ALL
 
 from conftest import requires_build, tl
 
 pytestmark = requires_build
-
-TOL = {"float32": dict(rtol=1e-5, atol=1e-5), "float64": dict(rtol=1e-10, atol=1e-10)}
-REDUCTION_TOL = {"float32": dict(rtol=1e-4, atol=1e-4), "float64": dict(rtol=1e-9, atol=1e-9)}
-
-
-def tdtype(name: str):
-    return getattr(tl, name)
-
-
-def expected_dtype(op, dtypes: list[str], dims: list[int]) -> str:
-    if op.bool_result:
-        return "bool"
-    # PyTorch promotion: dimensioned tensors outrank 0-dim ones unless of a higher category.
-    cat = lambda d: 0 if d == "bool" else 2 if d.startswith("float") else 1  # noqa: E731
-    order = list(ALL)
-    dimmed = [d for d, n in zip(dtypes, dims) if n > 0] or dtypes
-    zero = [d for d, n in zip(dtypes, dims) if n == 0]
-    r = max(dimmed, key=order.index)
-    if zero:
-        z = max(zero, key=order.index)
-        if cat(z) > cat(r):
-            r = z
-    if op.promotes_to_float and not r.startswith("float"):
-        r = "float32"
-    return r
-
-
-def check_close(actual, expected: np.ndarray, dtype: str, tol=TOL) -> None:
-    a = actual.numpy()
-    assert a.dtype == np.dtype(dtype), (a.dtype, dtype)
-    assert a.shape == expected.shape, (a.shape, expected.shape)
-    if dtype.startswith("float"):
-        np.testing.assert_allclose(a, expected.astype(dtype), equal_nan=True, **tol[dtype])
-    else:
-        np.testing.assert_array_equal(a, expected.astype(dtype))
-
-
-def noncontiguous(t):
-    """The same values in a transposed, non-contiguous layout."""
-    if t.dim() < 2:
-        return t
-    return t.transpose(0, 1).contiguous().transpose(0, 1)
-
-
-ELEMENTWISE = [op for op in OPS if op.kind == "elementwise"]
-
-
-@pytest.mark.parametrize("op", ELEMENTWISE, ids=lambda o: o.name)
-@pytest.mark.parametrize("case", ELEMENTWISE_SHAPES, ids=lambda c: c[0])
-def test_elementwise(op, case):
-    rng = np.random.default_rng(0)
-    _, shape_a, shape_b = case
-    for dtype in op.dtypes:
-        arrays = [sample(shape_a, dtype, rng, op.domain), sample(shape_b, dtype, rng, op.domain)][: op.arity]
-        tensors = [tl.from_numpy(a.copy()) for a in arrays]
-        out_dtype = expected_dtype(op, [dtype] * op.arity, [a.ndim for a in arrays])
-        ref_inputs = [a.astype(np.float64) for a in arrays] if out_dtype.startswith("float") else arrays
-        with np.errstate(all="ignore"):
-            ref = np.asarray(op.ref(*ref_inputs))
-        check_close(getattr(tl, op.name)(*tensors), ref, out_dtype)
-        # The method variant and a non-contiguous layout give the same result.
-        check_close(getattr(noncontiguous(tensors[0]), op.name)(*tensors[1:]), ref, out_dtype)
-        if op.has_out:
-            out = tl.empty(ref.shape, dtype=tdtype(out_dtype))
-            res = getattr(tl, op.name)(*tensors, out=out)
-            assert res is out
-            check_close(out, ref, out_dtype)
-
 
 @pytest.mark.parametrize("name,ref", [("add", np.add), ("sub", np.subtract), ("mul", np.multiply)])
 def test_python_scalars_follow_torch_promotion(name, ref):
     x = tl.tensor([1, 2, 3], dtype=tl.int32)
     assert getattr(tl, name)(x, 2).dtype == tl.int32      # int scalar keeps int32
     assert getattr(tl, name)(x, 2.5).dtype == tl.float32  # float scalar -> default float
-    assert getattr(tl, name)(x, True).dtype == tl.int32
+    if name == "sub":  # torch refuses a bool operand in a subtraction (opinfo.RULES)
+        with pytest.raises(TypeError, match="with a bool tensor is not supported"):
+            tl.sub(x, True)
+    else:
+        assert getattr(tl, name)(x, True).dtype == tl.int32
     y = tl.tensor([1.0, 2.0], dtype=tl.float32)
     assert getattr(tl, name)(y, tl.tensor(2.0, dtype=tl.float64)).dtype == tl.float32  # 0-dim is lower priority
     assert getattr(tl, name)(tl.tensor([1], dtype=tl.uint8), tl.tensor([1], dtype=tl.int32)).dtype == tl.int32
@@ -119,33 +56,6 @@ def test_where():
     np.testing.assert_allclose(tl.where(tl.from_numpy(c), tl.from_numpy(a), 0.0).numpy(), np.where(c, a, 0))
 
 
-REDUCTIONS = [op for op in OPS if op.kind == "reduction"]
-
-
-@pytest.mark.parametrize("op", REDUCTIONS, ids=lambda o: o.name)
-@pytest.mark.parametrize("shape,dims", [((), None), ((5,), None), ((4, 6), 0), ((4, 6), 1), ((3, 4, 5), 1),
-                                        ((3, 4, 5), (0, 2)), ((2, 0, 3), 2), ((513, 129), -1), ((1000, 70), 0)],
-                         ids=str)
-@pytest.mark.parametrize("keepdim", [False, True])
-def test_reductions(op, shape, dims, keepdim):
-    rng = np.random.default_rng(2)
-    for dtype in op.dtypes:
-        if op.name in ("amax", "argmax", "mean") and 0 in shape and (dims is None or shape[dims if isinstance(dims, int) else 0] == 0):
-            continue
-        if op.name == "argmax" and isinstance(dims, tuple):
-            continue
-        a = sample(shape, dtype, rng)
-        for x in (tl.from_numpy(a.copy()), noncontiguous(tl.from_numpy(a.copy()))):
-            if dims is None:
-                got = getattr(x, op.name)() if op.name != "amax" else x.amax()
-                ref = np.asarray(op.ref(a))
-            else:
-                got = getattr(x, op.name)(dims, keepdim)
-                ref = np.asarray(op.ref(a, axis=dims, keepdims=keepdim))
-            want = "int64" if op.name == "argmax" else ("int64" if op.name == "sum" and not dtype.startswith("float") else dtype)
-            check_close(got, ref, want, REDUCTION_TOL)
-
-
 def test_reduction_dtype_and_errors():
     x = tl.tensor([[1, 2], [3, 4]], dtype=tl.int32)
     assert x.sum().dtype == tl.int64
@@ -156,32 +66,6 @@ def test_reduction_dtype_and_errors():
         tl.zeros(0, 3).amax(0)
     nan = tl.tensor([1.0, float("nan"), 3.0])
     assert np.isnan(nan.amax().item()) and nan.argmax().item() == 1
-
-
-MATMULS = [op for op in OPS if op.kind in ("matmul", "bmm")]
-
-
-@pytest.mark.parametrize("op", MATMULS, ids=lambda o: o.name)
-@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 4, 5), (0, 3, 2), (3, 0, 2), (67, 129, 33), (130, 257, 70)], ids=str)
-def test_matmul(op, m, k, n):
-    rng = np.random.default_rng(3)
-    for dtype in op.dtypes:
-        if op.kind == "bmm":
-            a, b = sample((2, m, k), dtype, rng, (0, 3)), sample((2, k, n), dtype, rng, (0, 3))
-        else:
-            a, b = sample((m, k), dtype, rng, (0, 3)), sample((k, n), dtype, rng, (0, 3))
-        ref = np.matmul(a, b)
-        tol = dict(rtol=1e-4, atol=1e-3 * max(k, 1)) if dtype == "float32" else dict(rtol=1e-9, atol=1e-9)
-        ta, tb = tl.from_numpy(a), tl.from_numpy(b)
-        got = getattr(tl, op.name)(ta, tb)
-        np.testing.assert_allclose(got.numpy(), ref, **tol)
-        # Transposed (non-contiguous) operands take the strided packing path.
-        at = tl.from_numpy(np.ascontiguousarray(np.swapaxes(a, -1, -2))).transpose(-1, -2)
-        np.testing.assert_allclose(getattr(tl, op.name)(at, tb).numpy(), ref, **tol)
-        if op.has_out and op.name == "mm":
-            out = tl.empty(m, n, dtype=getattr(tl, dtype))
-            tl.mm(ta, tb, out=out)
-            np.testing.assert_allclose(out.numpy(), ref, **tol)
 
 
 def test_matmul_broadcasting_and_operator():
@@ -201,8 +85,9 @@ def test_softmax_log_softmax(dtype):
         e = np.exp(a - a.max(axis=dim, keepdims=True))
         ref = e / e.sum(axis=dim, keepdims=True)
         x = tl.from_numpy(a)
-        np.testing.assert_allclose(x.softmax(dim).numpy(), ref, **REDUCTION_TOL[dtype])
-        np.testing.assert_allclose(tl.log_softmax(x, dim).numpy(), np.log(ref), **REDUCTION_TOL[dtype])
+        tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(x.softmax(dim).numpy(), ref, **tol)
+        np.testing.assert_allclose(tl.log_softmax(x, dim).numpy(), np.log(ref), **tol)
 
 
 # ---- creation, views, indexing, conversion ----------------------------------------------

@@ -25,7 +25,7 @@ const char* binary_name(BinaryOp op) {
 Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {
   // The common case first: two CPU float tensors of one dtype and shape, a new
   // result. Nothing to promote, broadcast or cast, so none of the work below.
-  if (!out.defined() && self.dtype() == other.dtype() && is_floating_type(self.dtype()) &&
+  if (!out.defined() && !alpha.is_bool() && self.dtype() == other.dtype() && is_floating_type(self.dtype()) &&
       self.device().is_cpu() && other.device().is_cpu() && self.sizes() == other.sizes()) {
     out = empty_tensor(self.sizes(), is_comparison(op) ? ScalarType::Bool : self.dtype(), self.device());
     cpu::binary_kernel(op, out, self, other, alpha);
@@ -34,10 +34,18 @@ Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar
   const char* name = binary_name(op);
   ScalarType compute = result_type({&self, &other});
   if (op == BinaryOp::Div && !is_floating_type(compute)) compute = kDefaultFloat;  // true division
-  TL_CHECK_TYPE(!((op == BinaryOp::Sub) && compute == ScalarType::Bool),
-                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                "`logical_xor()` operator instead.");
-  TL_CHECK_TYPE(alpha.equals(1) || !(compute == ScalarType::Bool || (is_integral_type(compute, false) && alpha.is_floating_point())),
+  // torch's refusals: subtraction with any bool operand (a bool mask minus a number is
+  // almost always a mistake for `~mask`), and an alpha the result type can't represent.
+  if (op == BinaryOp::Sub) {
+    TL_CHECK_TYPE(!(self.dtype() == ScalarType::Bool && other.dtype() == ScalarType::Bool),
+                  "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                  "`logical_xor()` operator instead.");
+    TL_CHECK_TYPE(self.dtype() != ScalarType::Bool && other.dtype() != ScalarType::Bool,
+                  "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert "
+                  "a mask, use the `~` or `logical_not()` operator instead.");
+  }
+  TL_CHECK_TYPE(!alpha.is_bool() || compute == ScalarType::Bool, "Boolean alpha only supported for Boolean results.");
+  TL_CHECK_TYPE(is_floating_type(compute) || !alpha.is_floating_point(),
                 "For integral input tensors, argument alpha must not be a floating point number.");
   ScalarType result = is_comparison(op) ? ScalarType::Bool : compute;
   auto shape = broadcast_shapes(self.sizes(), other.sizes());
@@ -88,8 +96,8 @@ Tensor unary(UnaryOp op, const Tensor& self, Tensor out) {
   TL_CHECK_TYPE(!(op == UnaryOp::Neg && compute == ScalarType::Bool),
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
                 "use the `~` or `logical_not()` operator instead.");
-  TL_CHECK_TYPE(!((op == UnaryOp::Relu || op == UnaryOp::Abs) && compute == ScalarType::Bool), name,
-                ": not implemented for 'bool'");
+  TL_CHECK_TYPE(!(op == UnaryOp::Relu && compute == ScalarType::Bool), "Boolean inputs not supported for relu");
+  TL_CHECK_TYPE(!(op == UnaryOp::Abs && compute == ScalarType::Bool), name, ": not implemented for 'bool'");
   if (out.defined()) prepare_out(out, self.sizes(), compute, name);
   else out = empty_tensor(self.sizes(), compute, self.device());
   if (self.device().is_meta()) return out;

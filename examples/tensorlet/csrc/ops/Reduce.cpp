@@ -96,6 +96,9 @@ Tensor amax_impl(const Tensor& self, const std::vector<int64_t>& dim, bool keepd
 }
 
 Tensor argmax_impl(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim) {
+  // torch refuses bool here (amax of bool is fine): which of several `true`s is "the max"
+  // is an ordering question bool does not answer.
+  TL_CHECK_TYPE(self.dtype() != ScalarType::Bool, "argmax(): does not support bool input");
   Tensor input = self;
   std::vector<int64_t> dims;
   if (dim) {

@@ -30,6 +30,11 @@ NO_WORK = "ninja: no work to do."
 # Edges of CMake's own bookkeeping: the CONFIGURE_DEPENDS glob check runs on every ninja
 # run; when it finds a change, the "Re-running CMake..." edge that follows is real work.
 BOOKKEEPING_EDGES = frozenset({"Re-checking globbed directories..."})
+_VERIFY_GLOBS_COMMAND = re.compile(r"cmake(?:\.exe)?\s+-P\s+\S*VerifyGlobs\.cmake\s*$")  # `ninja -v` shows the command
+
+
+def is_bookkeeping(edge: str) -> bool:
+    return edge in BOOKKEEPING_EDGES or bool(_VERIFY_GLOBS_COMMAND.search(edge))
 LABELS = {"configure": "Configuring", "build": "Compiling", "install": "Installing"}
 
 
@@ -405,7 +410,7 @@ def _pump(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | Non
             done = total = None
             if m := NINJA_STATUS.match(text):
                 done, total = int(m[1]), int(m[2])
-                if text[m.end():].strip() not in BOOKKEEPING_EDGES:
+                if not is_bookkeeping(text[m.end():].strip()):
                     result.steps += 1
             elif text == NO_WORK:
                 result.no_work = True

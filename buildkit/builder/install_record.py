@@ -15,6 +15,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from buildkit._util.fileutil import read_json, write_atomic
 
@@ -26,6 +27,11 @@ RACY_SLACK_NS = 20_000_000
 Fingerprint = list  # [size, mtime_ns, ctime_ns, kind], or for a folder [files, newest mtime, newest ctime, "tree"]
 
 
+def _of(info: os.stat_result) -> Fingerprint:
+    kind = "link" if stat.S_ISLNK(info.st_mode) else "file"
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, kind]
+
+
 def fingerprint(path: str | Path) -> Fingerprint | None:
     """A file's (or a link's own) stat as compared between installs; None when missing."""
     try:
@@ -34,25 +40,22 @@ def fingerprint(path: str | Path) -> Fingerprint | None:
         return None
     if stat.S_ISDIR(info.st_mode):
         return folder_fingerprint(Path(path))
-    kind = "link" if stat.S_ISLNK(info.st_mode) else "file"
-    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, kind]
+    return _of(info)
 
 
 def folder_fingerprint(folder: Path) -> Fingerprint:
     """A folder's file count and newest times: changes when any file below it is added,
     removed or edited (a rule's input that CMake reads as a whole)."""
-    count, newest_m, newest_c = 0, 0, 0
-    for entry in walk_files(folder):
-        info = os.lstat(entry)
-        count += 1
-        newest_m, newest_c = max(newest_m, info.st_mtime_ns), max(newest_c, info.st_ctime_ns)
+    files = scan_files(folder)
     info = os.stat(folder)
-    return [count, max(newest_m, info.st_mtime_ns), max(newest_c, info.st_ctime_ns), "tree"]
+    return [len(files), max([info.st_mtime_ns, *(f[1] for f in files.values())]),
+            max([info.st_ctime_ns, *(f[2] for f in files.values())]), "tree"]
 
 
-def walk_files(folder: Path) -> list[str]:
-    """Every file and link below ``folder`` (links not followed), sorted."""
-    found: list[str] = []
+def scan_files(folder: Path) -> dict[str, Fingerprint]:
+    """Every file and link below ``folder`` (links not followed) with its fingerprint: one
+    ``lstat`` per file, the least a check of thousands of installed headers can cost."""
+    found: dict[str, Fingerprint] = {}
     pending = [str(folder)]
     while pending:
         with os.scandir(pending.pop()) as entries:
@@ -60,8 +63,21 @@ def walk_files(folder: Path) -> list[str]:
                 if entry.is_dir(follow_symlinks=False):
                     pending.append(entry.path)
                 else:
-                    found.append(entry.path)
-    return sorted(found)
+                    found[entry.path] = _of(entry.stat(follow_symlinks=False))
+    return found
+
+
+def folder_times(paths: Iterable[str]) -> dict[str, list[int]]:
+    """The mtime and ctime of each folder holding one of ``paths``: a file deleted from the
+    install changes its folder's times, so the files need no stat of their own."""
+    times: dict[str, list[int]] = {}
+    for folder in {os.path.dirname(path) for path in paths}:
+        try:
+            info = os.stat(folder)
+        except OSError:
+            continue
+        times[folder] = [info.st_mtime_ns, info.st_ctime_ns]
+    return times
 
 
 @dataclass
@@ -89,6 +105,7 @@ class InstallRecord:
     prefix: str
     config: str
     units: dict[str, UnitRecord] = field(default_factory=dict)
+    folders: dict[str, list[int]] = field(default_factory=dict)  # installed folders' times after the install
     written_ns: int = 0  # the record file's mtime: inputs dated at or after it are racy
 
     def outputs(self) -> set[str]:
@@ -96,6 +113,13 @@ class InstallRecord:
 
     def is_racy(self, recorded: Fingerprint) -> bool:
         return recorded[1] >= self.written_ns - RACY_SLACK_NS
+
+    def touched_folders(self) -> set[str]:
+        """Installed folders whose content may have changed since the install (an installed
+        file deleted or replaced by hand): their files are checked one by one."""
+        now = folder_times(self.folders)
+        return {folder for folder, times in self.folders.items()
+                if now.get(folder) != times or self.is_racy([0, times[0]])}
 
 
 def load(path: Path, prefix: Path, config: str) -> InstallRecord | None:
@@ -108,13 +132,14 @@ def load(path: Path, prefix: Path, config: str) -> InstallRecord | None:
     try:
         written = path.stat().st_mtime_ns
         units = {key: UnitRecord.from_json(unit) for key, unit in data["units"].items()}
+        folders = dict(data["folders"])
     except (OSError, KeyError, AttributeError, TypeError):
         return None
-    return InstallRecord(str(prefix), config, units, written)
+    return InstallRecord(str(prefix), config, units, folders, written)
 
 
 def save(path: Path, record: InstallRecord) -> None:
-    data = {"format": FORMAT, "prefix": record.prefix, "config": record.config,
+    data = {"format": FORMAT, "prefix": record.prefix, "config": record.config, "folders": record.folders,
             "units": {key: unit.to_json() for key, unit in sorted(record.units.items())}}
     # Compact: a tree of 8,000 headers is read back on every no-op build.
     write_atomic(path, json.dumps(data, separators=(",", ":")).encode("utf-8"))

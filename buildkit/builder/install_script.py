@@ -187,7 +187,7 @@ def _read_script(script: Path, units: list[InstallUnit], seen: dict[str, int], s
             if included is not None:
                 for child in included:
                     _read_script(child, units, seen, scripts)
-            else:
+            elif len(block) > 2:  # CMake writes some rules' blocks empty (a target with nothing to install)
                 units.append(_unit(script, block, component, seen))
         elif not started:
             preamble.append(head.text if len(block) == 1 else "\n".join(c.text for c in block))

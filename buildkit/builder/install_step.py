@@ -38,7 +38,14 @@ from buildkit._util import console
 from buildkit._util.fileutil import write_atomic, write_text_if_changed
 from buildkit.builder import install_record
 from buildkit.builder.build_output import StepResult, log_dir, run_step
-from buildkit.builder.install_record import InstallRecord, UnitRecord, fingerprint, walk_files
+from buildkit.builder.install_record import (
+    Fingerprint,
+    InstallRecord,
+    UnitRecord,
+    fingerprint,
+    folder_times,
+    scan_files,
+)
 from buildkit.builder.install_script import (
     SCRIPT,
     InstallScripts,
@@ -85,7 +92,7 @@ class Plan:
     runs: dict[str, bool] = field(default_factory=dict)  # unit key -> through CMake, forced
     copies: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # unit key -> (source, installed)
     inputs: dict[str, dict] = field(default_factory=dict)  # unit key -> its inputs' fingerprints now
-    listings: dict[str, list[str]] = field(default_factory=dict)  # tree unit key -> files below its sources
+    scans: dict[str, dict[str, Fingerprint]] = field(default_factory=dict)  # tree unit key -> files below its sources
     reasons: list[str] = field(default_factory=list)
 
     def is_empty(self) -> bool:
@@ -152,22 +159,26 @@ class PackageTreeInstall:
     def _plan(self, units: list[InstallUnit], record: InstallRecord | None) -> Plan:
         plan = Plan()
         followers = []
+        touched = record.touched_folders() if record else set()
         for unit in units:
             previous = record.units.get(unit.key) if record else None
             if unit.is_tree:
-                plan.listings[unit.key] = _listing(unit)
-            plan.inputs[unit.key] = {path: fingerprint(path) for path in unit.inputs}
+                plan.scans[unit.key] = _scan(unit)
+            if unit.is_tree and previous is not None and previous.members is not None:
+                plan.inputs[unit.key] = previous.inputs  # compared file by file instead
+            else:
+                plan.inputs[unit.key] = {path: fingerprint(path) for path in unit.inputs}
             if previous is None:
                 plan.runs[unit.key] = True
                 plan.reasons.append(f"{_describe(unit)}: installed for the first time")
             elif unit.is_tree and previous.members is not None:
-                self._plan_tree(unit, previous, record, plan)
+                self._plan_tree(unit, previous, record, plan, touched)
             elif unit.runs_with_component and not _changed_inputs(unit, previous, plan):
                 followers.append(unit)
             elif changed := _changed_inputs(unit, previous, plan):
                 plan.runs[unit.key] = True
                 plan.reasons.append(f"{_describe(unit)}: changed input {changed[0]}")
-            elif missing := [p for p in previous.outputs if not os.path.lexists(p)]:
+            elif missing := _missing(previous.outputs, record, touched):
                 plan.runs[unit.key] = True
                 plan.reasons.append(f"{_describe(unit)}: {missing[0]} is missing from the install")
         busy = {unit.component for unit in units if unit.key in plan.runs or plan.copies.get(unit.key)}
@@ -177,8 +188,10 @@ class PackageTreeInstall:
                 plan.reasons.append(f"{_describe(unit)}: names no input; runs with its component {unit.component!r}")
         return plan
 
-    def _plan_tree(self, unit: InstallUnit, previous: UnitRecord, record: InstallRecord, plan: Plan) -> None:
-        listing = plan.listings[unit.key]
+    def _plan_tree(self, unit: InstallUnit, previous: UnitRecord, record: InstallRecord, plan: Plan,
+                   touched: set[str]) -> None:
+        scan = plan.scans[unit.key]
+        listing = sorted(scan)
         if listing != previous.listing:
             added = sorted(set(listing) - set(previous.listing or []))
             removed = sorted(set(previous.listing or []) - set(listing))
@@ -188,14 +201,14 @@ class PackageTreeInstall:
             return
         copies = []
         for installed, (source, recorded) in previous.members.items():
-            now = fingerprint(source)
+            now = scan.get(source)
             if now is None or now[3] != "file" or recorded[3] != "file":
                 if now != recorded:
                     plan.runs[unit.key] = True
                     plan.reasons.append(f"{_describe(unit)}: {source} is no longer a plain file: through CMake")
                     return
                 continue
-            if now != recorded or not os.path.lexists(installed):
+            if now != recorded or (_folder(installed, record, touched) and not os.path.lexists(installed)):
                 copies.append((source, installed))
             elif record.is_racy(recorded) and not filecmp.cmp(source, installed, shallow=False):
                 copies.append((source, installed))
@@ -220,8 +233,8 @@ class PackageTreeInstall:
                 installed = list(dict.fromkeys(outputs.get(unit.key, [])))
                 entry = UnitRecord(installed, plan.inputs[unit.key])
                 if unit.is_tree:
-                    entry.members = _members(unit, installed, self.install_prefix)
-                    entry.listing = plan.listings[unit.key] if entry.members is not None else None
+                    entry.members = _members(unit, installed, self.install_prefix, plan.scans[unit.key])
+                    entry.listing = sorted(plan.scans[unit.key]) if entry.members is not None else None
             elif previous is not None:
                 entry = UnitRecord(previous.outputs, plan.inputs[unit.key], previous.members, previous.listing)
             else:
@@ -254,6 +267,7 @@ class PackageTreeInstall:
         previous = self.manifest()
         current = new.outputs()
         self.prune_stale(previous - current)
+        new.folders = folder_times(current)
         listing = "".join(f"{path}\n" for path in sorted(current))
         write_atomic(self.manifest_copy, listing.encode("utf-8"))
         write_text_if_changed(self.build_dir / INSTALL_MANIFEST, listing)
@@ -304,18 +318,31 @@ def _maybe_changed(previous: list | None, now: list, record: InstallRecord) -> b
     return previous is None or previous[1] != now or record.is_racy(now)
 
 
-def _listing(unit: InstallUnit) -> list[str]:
-    """Every file a tree rule could install: its FILES, or everything below its folders."""
-    if unit.tree_type == "FILE":
-        return [source for source in unit.sources if os.path.lexists(source)]
-    found: list[str] = []
+def _scan(unit: InstallUnit) -> dict[str, Fingerprint]:
+    """Every file a tree rule could install, with its fingerprint: its FILES, or everything
+    below its folders."""
+    found: dict[str, Fingerprint] = {}
     for source in unit.sources:
-        if os.path.isdir(source):
-            found += walk_files(Path(source))
+        path = os.path.normpath(source)
+        if unit.tree_type == "DIRECTORY" and os.path.isdir(path):
+            found.update(scan_files(Path(path)))
+        elif (recorded := fingerprint(path)) is not None:
+            found[path] = recorded
     return found
 
 
-def _members(unit: InstallUnit, installed: list[str], prefix: Path) -> dict[str, list] | None:
+def _folder(installed: str, record: InstallRecord, touched: set[str]) -> bool:
+    """Whether ``installed`` must be looked at: its folder changed or was never recorded."""
+    folder = os.path.dirname(installed)
+    return folder in touched or folder not in record.folders
+
+
+def _missing(outputs: list[str], record: InstallRecord, touched: set[str]) -> list[str]:
+    return [path for path in outputs if _folder(path, record, touched) and not os.path.lexists(path)]
+
+
+def _members(unit: InstallUnit, installed: list[str], prefix: Path,
+             scan: dict[str, Fingerprint]) -> dict[str, list] | None:
     """Installed file -> [its source, the source's fingerprint]; None when an installed file
     maps to no source (then the rule is compared as a whole, like any other)."""
     destination = unit.destination
@@ -323,10 +350,10 @@ def _members(unit: InstallUnit, installed: list[str], prefix: Path) -> dict[str,
     roots = []
     for source in unit.sources:
         if unit.tree_type == "FILE":
-            roots.append((os.path.join(destination, os.path.basename(source)), source))
+            roots.append((os.path.join(destination, os.path.basename(source)), os.path.normpath(source)))
         else:
             base = destination if source.endswith("/") else os.path.join(destination, os.path.basename(source))
-            roots.append((base.rstrip("/"), source.rstrip("/")))
+            roots.append((base.rstrip("/"), os.path.normpath(source)))
     top = f"{prefix}/"
     for path in installed:
         if not path.startswith(top):
@@ -334,7 +361,7 @@ def _members(unit: InstallUnit, installed: list[str], prefix: Path) -> dict[str,
         relative = path[len(top):]
         source = next((src + relative[len(dst):] for dst, src in roots
                        if relative == dst or relative.startswith(dst + "/" if dst else "")), None)
-        recorded = fingerprint(source) if source else None
+        recorded = (scan.get(source) or fingerprint(source)) if source else None
         if recorded is None:
             return None
         members[path] = [source, recorded]

@@ -1,0 +1,213 @@
+"""The install step copies only what changed, and the package tree always equals what a
+fresh ``cmake --install`` of the same build writes (real cmake, ninja and g++)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from buildkit.builder import toolchain
+from buildkit.builder.driver import CMakeDriver
+from buildkit.builder.install_script import read_units
+from buildkit.config.options import load_options, option_keys
+from buildkit.config.settings import load_settings
+
+pytestmark = pytest.mark.slow
+
+CMAKELISTS = """\
+cmake_minimum_required(VERSION 3.24)
+project(treeproj LANGUAGES CXX)
+option(WITH_EXTRAS "install the extras component" ON)
+file(GLOB TREEPROJ_SOURCES CONFIGURE_DEPENDS src/*.cpp)
+add_library(tree SHARED ${TREEPROJ_SOURCES})
+install(TARGETS tree LIBRARY DESTINATION lib)
+install(DIRECTORY include/ DESTINATION include)
+install(DIRECTORY docs DESTINATION share FILES_MATCHING PATTERN "*.md")
+install(FILES data/table.bin DESTINATION data)
+if(WITH_EXTRAS)
+  install(FILES data/extra.txt DESTINATION data COMPONENT extras)
+endif()
+install(FILES data/manual.txt DESTINATION data COMPONENT manual EXCLUDE_FROM_ALL)
+install(CODE "file(WRITE \\"\\${CMAKE_INSTALL_PREFIX}/code.txt\\" \\"ran\\")")
+"""
+OLD = 1_600_000_000 * 10**9  # a source date long before any install: never racy
+
+
+@pytest.fixture(autouse=True)
+def probe_cache(tmp_path_factory, monkeypatch):
+    path = tmp_path_factory.getbasetemp() / "toolchain-cache.json"
+    monkeypatch.setattr(toolchain, "default_cache_path", lambda: path)
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = tmp_path / "treeproj"
+    files = {
+        "pyproject.toml": '[project]\nname = "treeproj"\nversion = "0.1"\n\n[tool.buildkit]\n',
+        "CMakeLists.txt": CMAKELISTS,
+        "src/a.cpp": "int tree_a() { return 1; }\n",
+        "include/tree/a.h": "int tree_a();\n",
+        "include/tree/b.h": "int tree_b();\n",
+        "include/tree/deep/c.h": "int tree_c();\n",
+        "docs/guide.md": "# guide\n",
+        "docs/notes.txt": "left out by the PATTERN rule\n",
+        "data/table.bin": "0123456789" * 1000,
+        "data/extra.txt": "extra\n",
+        "data/manual.txt": "manual\n",
+    }
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        os.utime(path, ns=(OLD, OLD))
+    return root
+
+
+def run(root: Path, **env: str):
+    settings = load_settings(root, option_keys())
+    options = load_options(settings, environ={"MAX_JOBS": "2", **env})
+    return CMakeDriver(settings, options, install_prefix=root / "treeproj").run()
+
+
+def tree(prefix: Path) -> dict[str, tuple[bytes, int]]:
+    return {str(p.relative_to(prefix)): (p.read_bytes(), stat.S_IMODE(p.stat().st_mode))
+            for p in sorted(prefix.rglob("*")) if p.is_file()}
+
+
+def assert_like_fresh_install(root: Path, tmp_path: Path) -> None:
+    """The package tree equals CMake's own install of the same build into an empty prefix."""
+    fresh = tmp_path / f"fresh-{len(list(tmp_path.glob('fresh-*')))}"
+    cmake = toolchain.find_cmake().path
+    subprocess.run([str(cmake), "--install", str(root / "build"), "--prefix", str(fresh)], check=True,
+                   capture_output=True)
+    assert tree(root / "treeproj") == tree(fresh)
+
+
+def test_edits_deletions_and_a_component_switched_off_match_a_fresh_install(project, tmp_path):
+    first = run(project)
+    assert first.installed
+    assert_like_fresh_install(project, tmp_path)
+    installed = project / "treeproj"
+    assert not (installed / "share" / "docs" / "notes.txt").exists()  # the PATTERN rule holds
+    assert not (installed / "data" / "manual.txt").exists()  # EXCLUDE_FROM_ALL
+
+    (project / "include" / "tree" / "a.h").write_text("int tree_a(); // edited, longer\n")
+    assert run(project).installed
+    assert_like_fresh_install(project, tmp_path)
+
+    (project / "include" / "tree" / "deep" / "c.h").unlink()
+    assert run(project).installed
+    assert not (installed / "include" / "tree" / "deep").exists()  # no empty folder left behind
+    assert_like_fresh_install(project, tmp_path)
+
+    (project / "docs" / "more.md").write_text("# more\n")
+    (project / "docs" / "more.txt").write_text("not installed\n")
+    assert run(project).installed
+    assert (installed / "share" / "docs" / "more.md").is_file()
+    assert_like_fresh_install(project, tmp_path)
+
+    run(project, CMAKE_ARGS="-DWITH_EXTRAS=OFF")
+    assert not (installed / "data" / "extra.txt").exists()
+    assert_like_fresh_install(project, tmp_path)
+
+    (project / "src" / "a.cpp").write_text("int tree_a() { return 2; }\n")
+    rebuilt = run(project, CMAKE_ARGS="-DWITH_EXTRAS=OFF")
+    assert rebuilt.steps > 0 and rebuilt.installed
+    assert_like_fresh_install(project, tmp_path)
+
+
+def test_an_unchanged_tree_is_not_touched_and_a_file_deleted_from_it_comes_back(project, tmp_path):
+    run(project)
+    installed = project / "treeproj"
+    before = {p: p.stat().st_mtime_ns for p in installed.rglob("*") if p.is_file()}
+    again = run(project)
+    assert not again.installed and "install" not in again.timings
+    assert {p: p.stat().st_mtime_ns for p in installed.rglob("*") if p.is_file()} == before
+    (installed / "include" / "tree" / "b.h").unlink()
+    assert run(project).installed
+    assert_like_fresh_install(project, tmp_path)
+
+
+def test_edits_within_the_same_second_are_all_installed(project):
+    """The case CMake's one-second rule missed: quick edit, build, edit, build."""
+    run(project)
+    header = project / "include" / "tree" / "a.h"
+    for round_ in range(6):
+        text = f"int tree_a(); // v{round_}\n"  # the same size every time
+        header.write_text(text)
+        run(project)
+        assert (project / "treeproj" / "include" / "tree" / "a.h").read_text() == text
+
+
+def test_a_same_size_edit_with_its_mtime_put_back_is_installed(project):
+    run(project)
+    header = project / "include" / "tree" / "b.h"
+    info = header.stat()
+    header.write_text("int tree_B();\n")
+    os.utime(header, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert header.stat().st_mtime_ns == OLD and header.stat().st_size == info.st_size
+    assert run(project).installed
+    assert (project / "treeproj" / "include" / "tree" / "b.h").read_text() == "int tree_B();\n"
+
+
+@pytest.mark.parametrize("verbose", ["0", "1"])
+def test_a_build_that_only_rechecked_its_globs_installs_nothing(project, verbose):
+    run(project)
+    again = run(project, VERBOSE=verbose)
+    log = (project / "build" / ".buildkit" / "logs" / "build.log").read_text()
+    assert "VerifyGlobs" in log or "Re-checking globbed directories" in log  # the bookkeeping edge ran
+    assert again.steps == 0 and not again.installed
+
+
+def test_the_install_script_reads_as_one_unit_per_rule(project):
+    run(project)
+    units = read_units(project / "build" / "cmake_install.cmake").units
+    trees = {unit.destination: unit for unit in units if unit.is_tree}
+    assert set(trees) == {"include", "share", "data"} | set()  # data: table.bin and extra.txt
+    assert [u.tree_type for u in units if u.is_tree].count("FILE") == 3  # table.bin, extra.txt, manual.txt
+    assert not trees["share"].runs_with_component  # FILES_MATCHING only decides membership
+    (code,) = [unit for unit in units if "code.txt" in unit.text]
+    assert code.runs_with_component and not code.is_tree
+    (manual,) = [unit for unit in units if unit.component == "manual"]
+    assert not manual.active
+    (target,) = [unit for unit in units if "TYPE SHARED_LIBRARY" in unit.text]
+    assert not target.is_tree and any(path.endswith("libtree.so") for path in target.inputs)
+
+
+def test_install_rules_run_with_their_own_cmake_code(project):
+    """An install(CODE) rule runs whenever its component installs something."""
+    run(project)
+    code = project / "treeproj" / "code.txt"
+    code.unlink()
+    assert not run(project).installed  # nothing of its component changed: not run
+    (project / "include" / "tree" / "b.h").write_text("int tree_b(); // edited\n")
+    run(project)
+    assert code.read_text() == "ran"
+
+
+def test_partial_script_text_is_cmake_code(tmp_path):
+    """The reader skips comments and bracket arguments the way CMake's lexer does."""
+    script = tmp_path / "cmake_install.cmake"
+    script.write_text(textwrap.dedent("""\
+        # if( in a comment
+        if(NOT DEFINED CMAKE_INSTALL_PREFIX)
+          set(CMAKE_INSTALL_PREFIX "/usr/local")
+        endif()
+        if(CMAKE_INSTALL_COMPONENT STREQUAL "Unspecified" OR NOT CMAKE_INSTALL_COMPONENT)
+          file(INSTALL DESTINATION "${CMAKE_INSTALL_PREFIX}/x" TYPE FILE FILES "/src/a(1).h" "/src/b.h")
+        endif()
+        if(CMAKE_INSTALL_COMPONENT STREQUAL "Unspecified" OR NOT CMAKE_INSTALL_COMPONENT)
+          message([[endif() inside a bracket argument]])
+        endif()
+        string(REPLACE ";" "\\n" CMAKE_INSTALL_MANIFEST_CONTENT "${CMAKE_INSTALL_MANIFEST_FILES}")
+        """))
+    scripts = read_units(script)
+    assert "CMAKE_INSTALL_PREFIX" in scripts.preamble
+    first, second = scripts.units
+    assert first.is_tree and first.sources == ["/src/a(1).h", "/src/b.h"] and first.destination == "x"
+    assert not second.is_tree and second.runs_with_component

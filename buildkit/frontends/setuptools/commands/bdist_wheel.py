@@ -11,30 +11,37 @@ Seams in setuptools' ``bdist_wheel``:
   list, buildkit at the files too (a native binary makes a platform wheel).
 * :meth:`get_tag` decides the tag for both the file name and ``WHEEL``:
   ``py3-none-<platform>`` when the wheel holds native code but no extension module.
-* :meth:`run` writes the archive with ``WheelFile(dist_dir/...)``; pointing
-  ``dist_dir`` at a private folder inside dist/ and renaming the finished wheel
-  out of it keeps partial wheels out of dist/.  The folder is named after the
-  process, so the folder of a killed build (SIGKILL, no ``finally``) is removed by
-  the next run.  A full disk is reported as such, without a traceback.
+* :meth:`run` takes setuptools' steps (build, install into ``bdist_dir``, dist-info,
+  WHEEL) with two changes.  Files are not copied twice on their way into the
+  archive: package data, which is what CMake installed (headers, libraries, large
+  data files), is read where it lies (the staging tree of a wheel build) instead of
+  being copied into build/lib and from there into ``bdist_dir``, and the modules and
+  extension modules in build/lib are read there instead of being copied into
+  ``bdist_dir``; each member keeps the mode and date its copy would have had.  And
+  the archive is written by :mod:`buildkit.package.wheel_zip`, which deflates on a
+  thread per core (``MAX_JOBS`` caps them) and reports its rate.  Pointing
+  ``dist_dir`` at a private folder inside dist/ and renaming the finished wheel out
+  of it keeps partial wheels out of dist/.  The folder is named after the process,
+  so the folder of a killed build (SIGKILL, no ``finally``) is removed by the next
+  run.  A full disk is reported as such, without a traceback.
 
-Reproducibility: ``wheel.wheelfile.WheelFile`` already takes zip timestamps from
-``SOURCE_DATE_EPOCH`` and adds files in sorted order (dist-info last); an epoch
-given as a config setting is exported for the write so the same holds for it.
+Reproducibility: the writer dates members by ``SOURCE_DATE_EPOCH`` (the environment
+variable or the config setting) as WheelFile did, adds them in sorted order with the
+dist-info last, and its bytes do not depend on the number of threads.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import re
 import shutil
+import stat
 import sys
 import sysconfig
 import tempfile
-import zipfile
 from pathlib import Path
-from typing import Iterator
+from typing import Any
 
 try:  # setuptools >= 70.1 ships the command; older ones leave it to the wheel package
     from setuptools.command.bdist_wheel import bdist_wheel as _bdist_wheel
@@ -43,6 +50,7 @@ except ImportError:  # pragma: no cover - depends on the installed setuptools
 
 from buildkit._util import console
 from buildkit.builder.flags import wheel_platform_tag
+from buildkit.builder.jobs import cpu_count
 from buildkit.config.options import WheelMode
 from buildkit.errors import BuildkitError
 from buildkit.frontends.setuptools.distribution import project_of
@@ -50,10 +58,12 @@ from buildkit.package.contents import native_content
 from buildkit.package.dependencies import link_to_dependencies
 from buildkit.package.licenses import license_paths, license_text
 from buildkit.package.metadata_dir import add_to_dist_info, installed_metadata_files, list_license_files
+from buildkit.package.wheel_zip import DEFLATED, STORED, Member, wheel_members, write_wheel
 from buildkit.project import Project
 
 PROJECT_LICENSE = re.compile(r"(LICEN[CS]E|COPYING)", re.IGNORECASE)
 STAGING_PREFIX = ".buildkit-wheel-"  # dot-named: `dist/*` globs (twine upload) skip it
+MACOS_BINARIES = (".so", ".dylib")  # what setuptools reads for a macOS wheel's minimum version
 
 
 def dist_info_license_name(path: str) -> str:
@@ -67,24 +77,16 @@ def _project_license(paths: list[str]) -> str | None:
     return (named or paths or [None])[0]
 
 
-@contextlib.contextmanager
-def _exported_epoch(epoch: int | None) -> Iterator[None]:
-    """SOURCE_DATE_EPOCH in the environment while the archive is written (WheelFile reads it there)."""
-    if epoch is None or "SOURCE_DATE_EPOCH" in os.environ:
-        yield
-        return
-    os.environ["SOURCE_DATE_EPOCH"] = str(epoch)
-    try:
-        yield
-    finally:
-        os.environ.pop("SOURCE_DATE_EPOCH", None)
-
-
 class BdistWheel(_bdist_wheel):
     """setuptools' bdist_wheel with buildkit's licenses, tags and atomic output."""
 
     # Whether the wheel holds a Python extension module: decided in finalize_options.
     python_abi_specific = True
+    # The files the archive reads where they lie (package data from its source, build/lib's
+    # files from there: see _make_wheel), and the folder the archive's names are relative
+    # to: set by run.
+    by_reference: tuple[Member, ...] = ()
+    archive_root: Path | None = None
 
     def project(self) -> Project:
         return project_of(self.distribution)
@@ -158,6 +160,7 @@ class BdistWheel(_bdist_wheel):
         (the develop install keeps finding them through the generated loader)."""
         found = self.project().runtime_dependencies()
         if found and sys.platform.startswith("linux"):
+            self._copy_referenced_in()
             for name in link_to_dependencies(Path(self.bdist_dir), found):
                 console.detail(f"rpath into {', '.join(d.distribution for d in found)}: {name}")
 
@@ -203,15 +206,13 @@ class BdistWheel(_bdist_wheel):
         self.dist_dir = str(staging)
         self._forget_previous_build_lib()
         try:
-            with _exported_epoch(self.project().options.source_date_epoch):
-                super().run()
+            self._make_wheel()
             for index in range(first_new, len(dist_files)):
                 command, python, path = dist_files[index]
                 published = final_dir / Path(path).name
                 os.replace(path, published)  # same file system: the wheel appears complete or not at all
                 dist_files[index] = (command, python, str(published))
         except OSError as error:
-            _close_unfinished_archives(error)
             if error.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
                 raise
             raise BuildkitError(f"Building the wheel ran out of space: {error}.",
@@ -220,6 +221,143 @@ class BdistWheel(_bdist_wheel):
         finally:
             self.dist_dir = str(final_dir)
             shutil.rmtree(staging, ignore_errors=True)
+
+    # ----------------------------------------------------------------- the wheel
+    def _make_wheel(self) -> None:
+        """setuptools' bdist_wheel steps, with the installed files read where they lie and
+        buildkit's archive writer."""
+        build_scripts = self.reinitialize_command("build_scripts")
+        build_scripts.executable, build_scripts.force = "python", True
+        self.reinitialize_command("build_ext").inplace = False
+        # With --skip-build, an earlier `build` copied the package data into build/lib.
+        left_in_place = [] if self.skip_build else self._build_leaving_package_data()
+        install, lib_files = self._install_into_bdist_dir()
+        archive_root = Path(self.bdist_dir)
+        if self.relative:
+            archive_root = archive_root / self._ensure_relative(install.install_base)
+        self.archive_root = archive_root
+        # Where install_lib would have copied each file of build/lib, package data included.
+        install_lib = self.get_finalized_command("install_lib")
+        package_data = [(os.path.join(install_lib.install_dir, os.path.relpath(target, install_lib.build_dir)),
+                         source, stat.S_IWRITE)  # setuptools makes each copy of package data writable
+                        for target, source in left_in_place]
+        # Later ones win: build_py keeps a module over package data of the same path.
+        self.by_reference = tuple(
+            Member(os.path.relpath(target, archive_root).replace(os.sep, "/"), Path(source).absolute(), add_mode)
+            for target, source, add_mode in [*package_data, *((t, s, 0) for t, s in lib_files)])
+
+        if sys.platform == "darwin":  # the macOS tag comes from the binaries found in bdist_dir
+            self._copy_referenced_in(MACOS_BINARIES)
+        self.set_undefined_options("install_egg_info", ("target", "egginfo_dir"))
+        # wheel_dist_name is "<name>-<version>[-<build>]", both parts with "-" made "_".
+        dist_info_dir = Path(self.bdist_dir, "-".join(self.wheel_dist_name.split("-")[:2]) + ".dist-info")
+        prepared = getattr(self, "dist_info_dir", None)  # the PEP 517 metadata hook's, handed over
+        if prepared:
+            shutil.copytree(prepared, dist_info_dir)
+            shutil.rmtree(self.egginfo_dir)  # made by install all the same; not the wheel's
+        else:
+            self.egg2dist(self.egginfo_dir, str(dist_info_dir))
+        self.write_wheelfile(str(dist_info_dir))
+
+        wheel = Path(self.dist_dir, f"{self.wheel_dist_name}-{'-'.join(self.get_tag())}.whl")
+        dist_info = os.path.relpath(dist_info_dir, archive_root).replace(os.sep, "/")
+        options, cores = self.project().options, cpu_count()
+        stats = write_wheel(wheel, wheel_members(archive_root, dist_info, self.by_reference), dist_info,
+                            epoch=options.source_date_epoch, threads=min(options.jobs or cores, cores),
+                            method=self._compression_method())
+        console.info(f"packed {wheel.name}: {stats.describe()}")
+        getattr(self.distribution, "dist_files", []).append(
+            ("bdist_wheel", f"{sys.version_info[0]}.{sys.version_info[1]}", str(wheel)))
+        if not self.keep_temp:
+            shutil.rmtree(self.bdist_dir)
+
+    def _build_leaving_package_data(self) -> list[tuple[str, str]]:
+        """Run ``build`` without build_py's copy of the package data into build/lib;
+        returns (would-be copy, source) pairs.
+
+        setuptools has no option for this, so build_py's ``build_package_data`` is replaced
+        on this one command object for the duration of the build."""
+        build_py = self.get_finalized_command("build_py")
+        left: list[tuple[str, str]] = []
+
+        def record_package_data() -> None:
+            # build_py.data_files: (package, source folder, build/lib folder, file names)
+            left.extend((os.path.join(built, name), os.path.join(source, name))
+                        for _, source, built, names in build_py.data_files for name in names)
+
+        build_py.build_package_data = record_package_data
+        try:
+            self.run_command("build")
+        finally:
+            del build_py.build_package_data
+        return left
+
+    def _install_into_bdist_dir(self) -> tuple[Any, list[tuple[str, str]]]:
+        """``install`` into bdist_dir with the wheel's layout (the root package folder,
+        purelib or platlib, at the top, the others in ``<name>.data/``), except that
+        install_lib's copy of build/lib is left out: returns the command and install_lib's
+        (would-be copy, file in build/lib) pairs.  Like build_package_data above,
+        install_lib's ``install`` is replaced on the one command object while it runs."""
+        install = self.reinitialize_command("install", reinit_subcommands=True)
+        install.root = self.bdist_dir
+        install.compile = False
+        install.skip_build = self.skip_build
+        install.warn_dir = False
+        # Entry points are metadata in a wheel: no console-script wrappers among the files.
+        self.reinitialize_command("install_scripts").no_ep = True
+        for key in ("headers", "scripts", "data", "purelib", "platlib"):
+            setattr(install, f"install_{key}", os.path.join(self.data_dir, key))
+        root_folder = ""
+        if os.name == "nt":  # distutils' change_roots fails on an empty path there
+            root_folder = os.path.normpath(os.path.join(self.data_dir, ".."))
+            self.install_libbase = self.install_lib = root_folder
+        setattr(install, "install_purelib" if self.root_is_pure else "install_platlib", root_folder)
+
+        install_lib = self.distribution.get_command_obj("install_lib")
+        lib_files: list[tuple[str, str]] = []
+
+        def record_lib_files() -> list[str] | None:
+            if install_lib.optimize or not os.path.isdir(install_lib.build_dir):
+                return type(install_lib).install(install_lib)  # .pyc files to write, or nothing to do
+            excluded = install_lib.get_exclusions()  # namespace packages' __init__.py
+            for folder, _, names in os.walk(install_lib.build_dir, followlinks=True):  # as copy_tree descends
+                for name in sorted(names):
+                    source = os.path.join(folder, name)
+                    target = os.path.join(install_lib.install_dir, os.path.relpath(source, install_lib.build_dir))
+                    if target not in excluded:
+                        lib_files.append((target, source))
+            return [target for target, _ in lib_files]
+
+        install_lib.install = record_lib_files
+        try:
+            self.run_command("install")
+        finally:
+            del install_lib.install
+        return install, lib_files
+
+    def _copy_referenced_in(self, suffixes: tuple[str, ...] = ("",)) -> None:
+        """The files the archive would read where they lie (those whose names end with one
+        of ``suffixes``), copied into bdist_dir for a step that reads or rewrites them there."""
+        copied = [member for member in self.by_reference if member.name.endswith(suffixes)]
+        self.by_reference = tuple(member for member in self.by_reference if not member.name.endswith(suffixes))
+        for member in copied:
+            target = Path(self.archive_root, member.name)
+            if target.exists():  # the tree's file wins in the archive too
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(member.source, target)
+            target.chmod(stat.S_IMODE(target.stat().st_mode) | member.add_mode)
+
+    def _compression_method(self) -> int:
+        """``--compression`` (stored or deflated) as a zip method number."""
+        methods = {"stored": STORED, "deflated": DEFLATED}
+        value = self.compression
+        if value in methods.values():
+            return value
+        if str(value).lower() in methods:
+            return methods[str(value).lower()]
+        raise BuildkitError(f"bdist_wheel --compression={value!r} is not a compression buildkit writes.",
+                            "Use --compression=deflated (the default) or --compression=stored.")
 
 
 def _remove_abandoned_staging(dist_dir: Path) -> None:
@@ -239,16 +377,3 @@ def _process_exists(pid: int) -> bool:
         return True
     return True
 
-
-def _close_unfinished_archives(error: BaseException) -> None:
-    """The archive a failed write leaves open would try to finish itself when garbage
-    collected, fail again and print a traceback: close its file unfinished (the staging
-    folder holding it is removed anyway)."""
-    tb = error.__traceback__
-    while tb is not None:
-        for value in list(tb.tb_frame.f_locals.values()):
-            if isinstance(value, zipfile.ZipFile) and value.fp is not None:
-                fp, value.fp = value.fp, None
-                with contextlib.suppress(OSError):
-                    fp.close()
-        tb = tb.tb_next

@@ -18,9 +18,10 @@ its bandwidth as a fraction of the copy's:
 
 With --mm N (default 4096; 512 with --smoke) it also times `tl.mm` on N x N float32
 matrices, checked first against NumPy at 512, and reports TFLOP/s. Where a CUDA torch
-is importable (--no-torch turns it off) the same rows run through torch too, in the
-same process and on the same device: its copy/add/sum/mul as a fraction of its own
-copy, and `torch.mm` (cuBLAS, TF32 off) beside tensorlet's mm.
+is importable (--no-torch turns it off) the same rows run through torch too, on the
+same device but in a child process that never loads tensorlet (two CUDA libraries and
+their allocators in one process would measure each other): its copy/add/sum/mul as a
+fraction of its own copy, and `torch.mm` (cuBLAS, TF32 off) beside tensorlet's mm.
 
 Every row's result is checked against NumPy before it is timed. Each run times
 `--inner` back-to-back calls between two `tensorlet.cuda.synchronize()` calls;
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -69,7 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--inner", type=int, default=10, help="calls per run (default: 10)")
     p.add_argument("--mm", type=int, help="N of the N x N matmul row (default: 4096, or 512 with --smoke; 0: none)")
     p.add_argument("--no-torch", action="store_true", help="no torch rows even where torch has CUDA")
+    p.add_argument("--torch-only", action="store_true", help=argparse.SUPPRESS)  # the child process
     args = p.parse_args(argv)
+    if args.torch_only:
+        return torch_child(args)
     n = args.elements or (1 << 20 if args.smoke else 64 << 20)
     runs = args.runs or (3 if args.smoke else 20)
 
@@ -128,38 +133,50 @@ def main(argv: list[str] | None = None) -> int:
             missed.append(f"{name}: {fraction:.2f} of the copy bandwidth")
         print(f"| {name} | {median * 1e6:.1f} us | {rate / 1e9:.0f} | {fraction:.2f} | {target} |")
     mm_n = args.mm if args.mm is not None else (512 if args.smoke else 4096)
-    torch = None if args.no_torch else load_cuda_torch()
-    if torch is not None:
-        torch_rows(torch, host_a, host_b, n, runs, args.inner)
-    if mm_n:
-        mm_rows(tl, torch, mm_n, max(3, runs // 4))
+    mm_seconds = mm_row(tl, mm_n, max(3, runs // 4)) if mm_n else None
+    torch_mm = None
+    if not args.no_torch:
+        child = subprocess.run([sys.executable, __file__, "--torch-only", "--elements", str(n), "--runs", str(runs),
+                                "--inner", str(args.inner), "--mm", str(mm_n)], capture_output=True, text=True)
+        lines = child.stdout.splitlines()
+        print("\n".join(line for line in lines if not line.startswith("mm-seconds ")))
+        if child.returncode != 0:
+            print(f"torch rows failed (exit {child.returncode}): {child.stderr.strip()[-2000:]}")
+        torch_mm = next((float(line.split()[1]) for line in lines if line.startswith("mm-seconds ")), None)
+    if mm_seconds is not None:
+        flop = 2 * mm_n**3
+        print(f"\nmm, float32, {mm_n} x {mm_n} x {mm_n} (median of {max(3, runs // 4)} runs x 3 calls)")
+        print("| row | median | TFLOP/s | time / cuBLAS's |")
+        print("|---|---|---|---|")
+        ratio = f"{mm_seconds / torch_mm:.2f}" if torch_mm else "--"
+        print(f"| tensorlet mm | {mm_seconds * 1e3:.2f} ms | {flop / mm_seconds / 1e12:.1f} | {ratio} |")
+        if torch_mm:
+            print(f"| torch.mm (cuBLAS) | {torch_mm * 1e3:.2f} ms | {flop / torch_mm / 1e12:.1f} | 1.00 |")
     if missed and not args.smoke:
         print("missed: " + "; ".join(missed), file=sys.stderr)
         return 1
     return 0
 
 
-def load_cuda_torch():
-    """torch with a CUDA device, or None (and why, printed)."""
+def torch_child(args) -> int:
+    """The torch rows, in a process of their own (see the module's docstring)."""
     try:
         import torch
     except ImportError as e:
         print(f"torch rows skipped: {e}")
-        return None
+        return 0
     if not torch.cuda.is_available():
         print(f"torch rows skipped: torch {torch.__version__} sees no CUDA device")
-        return None
-    torch.backends.cuda.matmul.allow_tf32 = False  # float32 against float32: cuBLAS's FFMA path
-    return torch
+        return 0
+    import numpy as np
 
-
-def torch_rows(torch, host_a, host_b, n: int, runs: int, inner: int) -> None:
-    """The same rows through torch on the same device: what its kernels reach of its copy."""
+    torch.backends.cuda.matmul.allow_tf32 = False  # float32 against float32: no TF32 tensor cores
+    n, runs, inner = args.elements, args.runs, args.inner
+    rng = np.random.default_rng(0)
+    host_a, host_b = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
     a, b = torch.from_numpy(host_a).cuda(), torch.from_numpy(host_b).cuda()
     c, dst = torch.empty_like(a), torch.empty_like(a)
     torch.add(a, b, out=c)
-    import numpy as np
-
     np.testing.assert_allclose(c.cpu().numpy(), host_a + host_b, rtol=1e-6)
     rows = {
         "copy (baseline)": (lambda: dst.copy_(a), 2 * 4 * n),
@@ -174,44 +191,35 @@ def torch_rows(torch, host_a, host_b, n: int, runs: int, inner: int) -> None:
     for _ in range(runs):
         for name, (fn, _) in rows.items():
             seconds[name].append(timed(fn, inner, sync))
-    print(f"\ntorch {torch.__version__}, the same rows (median of {runs} runs x {inner} calls)")
+    print(f"\ntorch {torch.__version__}, the same rows in a child process (median of {runs} runs x {inner} calls)")
     print("| row | median | GB/s | fraction of torch's copy |")
     print("|---|---|---|---|")
     copy_rate = rows["copy (baseline)"][1] / statistics.median(seconds["copy (baseline)"])
     for name, (_, moved) in rows.items():
         median = statistics.median(seconds[name])
         print(f"| {name} | {median * 1e6:.1f} us | {moved / median / 1e9:.0f} | {moved / median / copy_rate:.2f} |")
+    if args.mm:
+        m = args.mm
+        ma = torch.from_numpy(rng.standard_normal((m, m), dtype=np.float32)).cuda()
+        mb = torch.from_numpy(rng.standard_normal((m, m), dtype=np.float32)).cuda()
+        timed(lambda: torch.mm(ma, mb), 2, sync)
+        mm_runs = max(3, runs // 4)
+        print("mm-seconds", statistics.median(timed(lambda: torch.mm(ma, mb), 3, sync) for _ in range(mm_runs)))
+    return 0
 
 
-def mm_rows(tl, torch, n: int, runs: int) -> None:
-    """tl.mm on n x n float32 (checked against NumPy at 512 first), and torch.mm (cuBLAS)."""
+def mm_row(tl, n: int, runs: int) -> float:
+    """Seconds per tl.mm on n x n float32, checked against NumPy at 512 first."""
     import numpy as np
 
     rng = np.random.default_rng(1)
     small_a, small_b = rng.standard_normal((512, 512), dtype=np.float32), rng.standard_normal((512, 512), dtype=np.float32)
     got = tl.mm(tl.from_numpy(small_a).cuda(), tl.from_numpy(small_b).cuda()).cpu().numpy()
     np.testing.assert_allclose(got, small_a.astype(np.float64) @ small_b, rtol=1e-3, atol=1e-3)
-    host_a, host_b = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
-    a, b = tl.from_numpy(host_a).cuda(), tl.from_numpy(host_b).cuda()
-    flop = 2 * n**3
-    impls = {"tensorlet mm": (lambda: tl.mm(a, b), tl.cuda.synchronize)}
-    if torch is not None:
-        ta, tb = torch.from_numpy(host_a).cuda(), torch.from_numpy(host_b).cuda()
-        impls["torch.mm (cuBLAS)"] = (lambda: torch.mm(ta, tb), torch.cuda.synchronize)
-    seconds: dict[str, list[float]] = {name: [] for name in impls}
-    for fn, sync in impls.values():
-        timed(fn, 2, sync)
-    for _ in range(runs):
-        for name, (fn, sync) in impls.items():
-            seconds[name].append(timed(fn, 3, sync))
-    print(f"\nmm, float32, {n} x {n} x {n} (median of {runs} runs x 3 calls)")
-    print("| row | median | TFLOP/s | time / cuBLAS's |")
-    print("|---|---|---|---|")
-    base = statistics.median(seconds["torch.mm (cuBLAS)"]) if "torch.mm (cuBLAS)" in seconds else None
-    for name, values in seconds.items():
-        median = statistics.median(values)
-        ratio = f"{median / base:.2f}" if base else "--"
-        print(f"| {name} | {median * 1e3:.2f} ms | {flop / median / 1e12:.1f} | {ratio} |")
+    a = tl.from_numpy(rng.standard_normal((n, n), dtype=np.float32)).cuda()
+    b = tl.from_numpy(rng.standard_normal((n, n), dtype=np.float32)).cuda()
+    timed(lambda: tl.mm(a, b), 2, tl.cuda.synchronize)
+    return statistics.median(timed(lambda: tl.mm(a, b), 3, tl.cuda.synchronize) for _ in range(runs))
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ NOT_FOR_BOOL = r"not implemented for '[Bb]ool'"
 MEAN_INT = r"mean\(\): could not infer output dtype"
 # A backend without a kernel for an op (the dispatcher's error), or without one for a
 # dtype (the CUDA backend's float32/float64 check): both say which op and backend.
-NO_CUDA_KERNEL = r"no kernel for op tensorlet::\w+ on key CUDA|the CUDA backend supports float32 and float64"
+NO_CUDA_KERNEL = r"no kernel for op tensorlet::[\w.]+ on key CUDA|the CUDA backend supports float32 and float64"
 
 
 @dataclass

@@ -106,20 +106,38 @@ __device__ T block_sum(T acc) {
 }
 
 // One partial sum per block: per-thread sums over packs, then the block's total.
-// Called twice: over the input, then (one block) over the partials.
+// Called twice: over the input, then (one block) over the partials. Each thread keeps
+// kLoads independent 16-byte loads in flight (each with its own accumulator): with one
+// load per iteration the sum measured 0.45 of the copy bandwidth on an H200, waiting
+// on memory latency rather than bandwidth.
+constexpr int kLoads = 4;
+
 template <typename T, int V>
 __global__ void sum_kernel(const T* in, T* partial, int64_t n) {
   using P = Pack<T, V>;
-  T acc = 0;
-  const int64_t packs = n / V;
-  for (int64_t i = thread_index(); i < packs; i += thread_count()) {
+  T acc[kLoads] = {};
+  const int64_t packs = n / V, stride = thread_count();
+  int64_t i = thread_index();
+  for (; i + (kLoads - 1) * stride < packs; i += kLoads * stride) {
+    P x[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) x[u] = reinterpret_cast<const P*>(in)[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u)
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[u] += x[u].v[j];
+  }
+  for (; i < packs; i += stride) {
     P x = reinterpret_cast<const P*>(in)[i];
 #pragma unroll
-    for (int j = 0; j < V; ++j) acc += x.v[j];
+    for (int j = 0; j < V; ++j) acc[0] += x.v[j];
   }
-  for (int64_t i = packs * V + thread_index(); i < n; i += thread_count()) acc += in[i];
-  acc = block_sum(acc);
-  if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+  for (int64_t k = packs * V + thread_index(); k < n; k += stride) acc[0] += in[k];
+  T total = acc[0];
+#pragma unroll
+  for (int u = 1; u < kLoads; ++u) total += acc[u];
+  T acc_block = block_sum(total);
+  if (threadIdx.x == 0) partial[blockIdx.x] = acc_block;
 }
 
 // Sums over the middle of a contiguous [outer, reduced, inner] block (inner > 1): one

@@ -19,7 +19,7 @@ from typing import Iterable
 
 from buildkit._util.fileutil import read_json, write_atomic
 
-FORMAT = 2
+FORMAT = 3
 # Kernel file times come from a coarse clock (up to 10 ms per tick at HZ=100): an input
 # read within a tick of the record being written is compared by content.
 RACY_SLACK_NS = 20_000_000
@@ -67,11 +67,11 @@ def scan_files(folder: Path) -> dict[str, Fingerprint]:
     return found
 
 
-def folder_times(paths: Iterable[str]) -> dict[str, list[int]]:
-    """The mtime and ctime of each folder holding one of ``paths``: a file deleted from the
+def folder_times(folders: Iterable[str]) -> dict[str, list[int]]:
+    """The mtime and ctime of each folder that holds installed files: a file deleted from the
     install changes its folder's times, so the files need no stat of their own."""
     times: dict[str, list[int]] = {}
-    for folder in {os.path.dirname(path) for path in paths}:
+    for folder in folders:
         try:
             info = os.stat(folder)
         except OSError:
@@ -87,17 +87,41 @@ class UnitRecord:
     # A tree rule: installed file -> [source, fingerprint of the source when it was copied].
     members: dict[str, list] | None = None
     listing: list[str] | None = None  # a tree rule: every file below its sources, members or not
+    roots: list[list[str]] | None = None  # a tree rule: [installed folder or file under the prefix, source]
 
-    def to_json(self) -> dict:
-        data: dict = {"outputs": self.outputs, "inputs": self.inputs}
-        if self.members is not None:
-            data.update(members=self.members, listing=self.listing)
-        return data
+    def to_json(self, prefix: str) -> dict:
+        data: dict = {"inputs": self.inputs}
+        if self.members is None or self.roots is None:
+            return {**data, "outputs": self.outputs}
+        # A tree of thousands of files is read on every no-op build: each member is stored as
+        # its path under the prefix and its source's times, the source path following from roots.
+        top = len(prefix) + 1
+        sources = {source for source, _ in self.members.values()}
+        return {**data, "roots": self.roots,
+                "members": {path[top:]: [fp[0], fp[1], fp[2] - fp[1]] for path, (_, fp) in self.members.items()},
+                "others": [path for path in self.listing or () if path not in sources]}
 
     @classmethod
-    def from_json(cls, data: dict) -> "UnitRecord":
-        return cls(list(data.get("outputs", [])), dict(data.get("inputs", {})), data.get("members"),
-                   data.get("listing"))
+    def from_json(cls, data: dict, prefix: str) -> "UnitRecord":
+        inputs = dict(data.get("inputs", {}))
+        if "members" not in data:
+            return cls(list(data.get("outputs", [])), inputs)
+        roots = [list(root) for root in data["roots"]]
+        members: dict[str, list] = {}
+        for relative, (size, mtime, ctime) in data["members"].items():
+            members[f"{prefix}/{relative}"] = [source_of(relative, roots), [size, mtime, mtime + ctime, "file"]]
+        listing = sorted({source for source, _ in members.values()} | set(data.get("others", ())))
+        return cls(list(members), inputs, members, listing, roots)
+
+
+def source_of(relative: str, roots: list[list[str]]) -> str:
+    """The source of an installed file (its path under the prefix), by the rule's roots."""
+    for installed, source in roots:
+        if relative == installed:
+            return source
+        if not installed or relative.startswith(installed + "/"):
+            return source + relative[len(installed):] if installed else f"{source}/{relative}"
+    raise ValueError(f"{relative} is under no root of its rule")
 
 
 @dataclass
@@ -122,6 +146,12 @@ class InstallRecord:
                 if now.get(folder) != times or self.is_racy([0, times[0]])}
 
 
+def verified_path(path: Path) -> Path:
+    """A stamp touched after a no-op found every racy entry clean: from then on they are
+    older than the reference and compared by their stat again (git rewrites its index)."""
+    return path.with_suffix(".verified")
+
+
 def load(path: Path, prefix: Path, config: str) -> InstallRecord | None:
     """The record of the last finished install into ``prefix`` with ``config``; None if there is none."""
     data = read_json(path)
@@ -131,15 +161,18 @@ def load(path: Path, prefix: Path, config: str) -> InstallRecord | None:
         return None
     try:
         written = path.stat().st_mtime_ns
-        units = {key: UnitRecord.from_json(unit) for key, unit in data["units"].items()}
+        verified = verified_path(path)
+        written = max(written, verified.stat().st_mtime_ns if verified.exists() else 0)
+        units = {key: UnitRecord.from_json(unit, str(prefix)) for key, unit in data["units"].items()}
         folders = dict(data["folders"])
-    except (OSError, KeyError, AttributeError, TypeError):
+    except (OSError, KeyError, AttributeError, TypeError, ValueError):
         return None
     return InstallRecord(str(prefix), config, units, folders, written)
 
 
 def save(path: Path, record: InstallRecord) -> None:
+    verified_path(path).unlink(missing_ok=True)
     data = {"format": FORMAT, "prefix": record.prefix, "config": record.config, "folders": record.folders,
-            "units": {key: unit.to_json() for key, unit in sorted(record.units.items())}}
+            "units": {key: unit.to_json(record.prefix) for key, unit in sorted(record.units.items())}}
     # Compact: a tree of 8,000 headers is read back on every no-op build.
     write_atomic(path, json.dumps(data, separators=(",", ":")).encode("utf-8"))

@@ -45,6 +45,8 @@ from buildkit.builder.install_record import (
     fingerprint,
     folder_times,
     scan_files,
+    source_of,
+    verified_path,
 )
 from buildkit.builder.install_script import (
     SCRIPT,
@@ -94,6 +96,7 @@ class Plan:
     inputs: dict[str, dict] = field(default_factory=dict)  # unit key -> its inputs' fingerprints now
     scans: dict[str, dict[str, Fingerprint]] = field(default_factory=dict)  # tree unit key -> files below its sources
     reasons: list[str] = field(default_factory=list)
+    racy_ns: int = 0  # the newest recorded time that was too recent to trust, 0 if none
 
     def is_empty(self) -> bool:
         return not self.runs and not any(self.copies.values())
@@ -134,6 +137,8 @@ class PackageTreeInstall:
         plan = self._plan(active, record)
         gone = set(record.units) - {unit.key for unit in active} if record else set()
         if plan.is_empty() and not gone and record is not None:
+            if plan.racy_ns and plan.racy_ns < time.time_ns() - install_record.RACY_SLACK_NS:
+                verified_path(self.record_path).touch()  # what was racy is verified and now old
             return None
         for reason in plan.reasons:
             console.detail(f"install: {reason}")
@@ -160,6 +165,8 @@ class PackageTreeInstall:
         plan = Plan()
         followers = []
         touched = record.touched_folders() if record else set()
+        if record is not None:
+            plan.racy_ns = max((t[0] for t in record.folders.values() if record.is_racy([0, t[0]])), default=0)
         for unit in units:
             previous = record.units.get(unit.key) if record else None
             if unit.is_tree:
@@ -208,10 +215,12 @@ class PackageTreeInstall:
                     plan.reasons.append(f"{_describe(unit)}: {source} is no longer a plain file: through CMake")
                     return
                 continue
-            if now != recorded or (_folder(installed, record, touched) and not os.path.lexists(installed)):
+            if now != recorded or (touched and _folder(installed, record, touched) and not os.path.lexists(installed)):
                 copies.append((source, installed))
-            elif record.is_racy(recorded) and not filecmp.cmp(source, installed, shallow=False):
-                copies.append((source, installed))
+            elif record.is_racy(recorded):
+                plan.racy_ns = max(plan.racy_ns, recorded[1])
+                if not filecmp.cmp(source, installed, shallow=False):
+                    copies.append((source, installed))
         if copies:
             plan.copies[unit.key] = copies
             plan.reasons += [f"copy {source} -> {installed}" for source, installed in copies]
@@ -233,10 +242,11 @@ class PackageTreeInstall:
                 installed = list(dict.fromkeys(outputs.get(unit.key, [])))
                 entry = UnitRecord(installed, plan.inputs[unit.key])
                 if unit.is_tree:
-                    entry.members = _members(unit, installed, self.install_prefix, plan.scans[unit.key])
+                    entry.members, entry.roots = _members(unit, installed, self.install_prefix, plan.scans[unit.key])
                     entry.listing = sorted(plan.scans[unit.key]) if entry.members is not None else None
             elif previous is not None:
-                entry = UnitRecord(previous.outputs, plan.inputs[unit.key], previous.members, previous.listing)
+                entry = UnitRecord(previous.outputs, plan.inputs[unit.key], previous.members, previous.listing,
+                                   previous.roots)
             else:
                 continue
             new.units[unit.key] = entry
@@ -267,7 +277,7 @@ class PackageTreeInstall:
         previous = self.manifest()
         current = new.outputs()
         self.prune_stale(previous - current)
-        new.folders = folder_times(current)
+        new.folders = folder_times({os.path.dirname(path) for path in current})
         listing = "".join(f"{path}\n" for path in sorted(current))
         write_atomic(self.manifest_copy, listing.encode("utf-8"))
         write_text_if_changed(self.build_dir / INSTALL_MANIFEST, listing)
@@ -342,30 +352,33 @@ def _missing(outputs: list[str], record: InstallRecord, touched: set[str]) -> li
 
 
 def _members(unit: InstallUnit, installed: list[str], prefix: Path,
-             scan: dict[str, Fingerprint]) -> dict[str, list] | None:
-    """Installed file -> [its source, the source's fingerprint]; None when an installed file
-    maps to no source (then the rule is compared as a whole, like any other)."""
+             scan: dict[str, Fingerprint]) -> tuple[dict[str, list] | None, list[list[str]] | None]:
+    """Installed file -> [its source, the source's fingerprint], and the rule's roots; None
+    when an installed file maps to no plain source file (then the rule is compared as a
+    whole, like any other)."""
     destination = unit.destination
     members: dict[str, list] = {}
-    roots = []
+    roots: list[list[str]] = []
     for source in unit.sources:
         if unit.tree_type == "FILE":
-            roots.append((os.path.join(destination, os.path.basename(source)), os.path.normpath(source)))
+            roots.append([os.path.join(destination, os.path.basename(source)), os.path.normpath(source)])
         else:
             base = destination if source.endswith("/") else os.path.join(destination, os.path.basename(source))
-            roots.append((base.rstrip("/"), os.path.normpath(source)))
+            roots.append([base.rstrip("/"), os.path.normpath(source)])
     top = f"{prefix}/"
     for path in installed:
         if not path.startswith(top):
-            return None
+            return None, None
         relative = path[len(top):]
-        source = next((src + relative[len(dst):] for dst, src in roots
-                       if relative == dst or relative.startswith(dst + "/" if dst else "")), None)
-        recorded = (scan.get(source) or fingerprint(source)) if source else None
-        if recorded is None:
-            return None
+        try:
+            source = source_of(relative, roots)
+        except ValueError:
+            return None, None
+        recorded = scan.get(source) or fingerprint(source)
+        if recorded is None or recorded[3] != "file":
+            return None, None
         members[path] = [source, recorded]
-    return members
+    return members, roots
 
 
 def _copy_file(source: str, installed: str) -> list:

@@ -5,9 +5,10 @@ install and counts as an installed distribution there: a library-only build's
 ``libfoo.egg-info`` would shadow the real library wheel.
 
 A library-only distribution also gets its discovery entry points here
-(``cmake.prefix``, ``pkg_config``): from the package staged for the wheel, and whether
-or not ``[project]`` lists entry points as dynamic, since buildkit, not the project,
-declares them.
+(``cmake.prefix``, ``pkg_config``): from the files its package ships (its
+``package_data``, which buildkit made from the staged package, so the staged tree is
+not walked again on every egg_info), and whether or not ``[project]`` lists entry
+points as dynamic, since buildkit, not the project, declares them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from setuptools.command.egg_info import egg_info as _egg_info
 from buildkit.config.modes import WheelMode
 from buildkit.frontends.setuptools.distribution import project_of
 from buildkit.package.discovery import entry_points, library_folders
-from buildkit.package.split import library_package, library_staging
+from buildkit.package.split import library_package
 
 
 class EggInfo(_egg_info):
@@ -35,8 +36,7 @@ class EggInfo(_egg_info):
         project = project_of(self.distribution)
         if project.mode is WheelMode.LIBRARY_ONLY:
             package = library_package(project.settings.library_distribution)
-            folder = library_staging(project.build_dir) / package
-            files = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
+            files = (self.distribution.package_data or {}).get(package, [])
             points = dict(self.distribution.entry_points or {})
             for group, entries in entry_points(package, library_folders(files)).items():
                 points[group] = sorted({*points.get(group, []), *entries})

@@ -47,10 +47,14 @@ def handed_over(root: Path) -> Project | None:
 
 
 def inputs_fingerprint(project: Project, register: bool) -> str:
-    """What the stub and the editable registration depend on, besides the CMake build."""
+    """What the stub and the editable registration depend on, besides the CMake build.
+
+    The registration's METADATA holds the README (the long description) and whatever
+    setup.cfg declares, so both files count beside pyproject.toml and setup.py.
+    """
     root = project.root
     digest = hashlib.sha256()
-    for name in ("pyproject.toml", "setup.py", project.settings.version_file):
+    for name in ("pyproject.toml", "setup.py", "setup.cfg", project.settings.readme, project.settings.version_file):
         path = root / name
         digest.update(name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"-") + b"\0")
     stub = project.settings.extension

@@ -1,0 +1,1 @@
+"""A package whose lib/ holds one large installed file (tests/test_editable_large_files.py)."""

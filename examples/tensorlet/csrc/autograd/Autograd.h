@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/Tensor.h"
+#include "autograd/GradMode.h"
 #include "dispatch/Dispatcher.h"
 
 namespace tensorlet {

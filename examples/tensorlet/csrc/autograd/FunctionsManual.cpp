@@ -2,19 +2,9 @@
 
 #include <algorithm>
 
-namespace tensorlet {
+#include "ops/Reduce.h"
 
-std::vector<int64_t> reduction_dims(const std::optional<std::vector<int64_t>>& dim, int64_t ndim) {
-  std::vector<int64_t> dims;
-  if (!dim || dim->empty()) {
-    for (int64_t d = 0; d < ndim; ++d) dims.push_back(d);
-    return dims;
-  }
-  for (int64_t d : *dim) dims.push_back(wrap_dim(d, ndim));
-  std::sort(dims.begin(), dims.end());
-  if (ndim == 0) dims.clear();
-  return dims;
-}
+namespace tensorlet {
 
 Tensor sum_to(const Tensor& grad, const std::vector<int64_t>& sizes) {
   if (grad.sizes() == sizes) return grad;

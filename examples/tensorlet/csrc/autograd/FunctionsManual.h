@@ -23,7 +23,4 @@ Tensor select_backward(const Tensor& grad, const std::vector<int64_t>& sizes, in
 Tensor slice_backward(const Tensor& grad, const std::vector<int64_t>& sizes, int64_t dim,
                       std::optional<int64_t> start, std::optional<int64_t> end, int64_t step);
 
-// The reduced dims of `dim` (None or [] = all) for a tensor of rank `ndim`, sorted.
-std::vector<int64_t> reduction_dims(const std::optional<std::vector<int64_t>>& dim, int64_t ndim);
-
 }  // namespace tensorlet

@@ -24,14 +24,7 @@ DispatchKey dispatch_key_from_name(const std::string& name) {
   throw ValueError("unknown dispatch key '" + name + "'");
 }
 
-LocalDispatchKeySet& local_dispatch_keys() {
-  thread_local LocalDispatchKeySet keys;
-  return keys;
-}
-
 namespace {
-thread_local bool t_grad_enabled = true;
-
 void missing_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack*) {
   throw NotImplementedError("no kernel for op " + op.name() + " on key " + dispatch_key_name(keys.highest()));
 }
@@ -45,9 +38,6 @@ DispatchKey key_for_device(DeviceType t) {
   return DispatchKey::CPU;
 }
 }  // namespace
-
-bool GradMode::is_enabled() { return t_grad_enabled; }
-void GradMode::set_enabled(bool enabled) { t_grad_enabled = enabled; }
 
 const FunctionSchema& OperatorHandle::schema() const {
   TL_CHECK(entry_->schema, "operator ", entry_->name, " has kernels but no schema (missing def)");
@@ -164,7 +154,9 @@ DispatchKeySet Dispatcher::compute_keys(const OperatorEntry& e, const Stack& sta
     if (v.is_device()) keys = keys | DispatchKeySet(key_for_device(v.to_device().type));
   }
   if (keys.empty()) keys = DispatchKeySet(DispatchKey::CPU);  // factories default to the CPU
-  if (wants_grad && GradMode::is_enabled()) keys = keys | DispatchKeySet(DispatchKey::Autograd);
+  // Grad mode is the autograd kernels' business (they record history only while it is
+  // on); the dispatcher only routes calls with an input that requires grad to them.
+  if (wants_grad) keys = keys | DispatchKeySet(DispatchKey::Autograd);
   const LocalDispatchKeySet& local = local_dispatch_keys();
   return (keys | local.included) - local.excluded;
 }

@@ -20,76 +20,12 @@
 #include <vector>
 
 #include "dispatch/DispatchKey.h"
+#include "dispatch/LocalDispatchKeySet.h"
+#include "dispatch/OperatorEntry.h"
+#include "dispatch/OperatorHandle.h"
 #include "dispatch/Schema.h"
 
 namespace tensorlet {
-
-class OperatorHandle;
-using BoxedKernelFn = void (*)(const OperatorHandle& op, DispatchKeySet keys, Stack* stack);
-
-struct KernelFunction {
-  BoxedKernelFn fn = nullptr;
-  std::string name;  // for introspection: "add_impl", "fallback(Tracing)"...
-};
-
-struct OperatorEntry {
-  std::string name;  // "tensorlet::add.Tensor"
-  std::optional<FunctionSchema> schema;
-  std::array<std::optional<KernelFunction>, kNumDispatchKeys> kernels;
-  std::array<KernelFunction, kNumRuntimeKeys> table;
-  // Derived from the schema, used on every call.
-  std::vector<int> tensor_args, device_args, mutable_args;
-  size_t num_args = 0;
-};
-
-class OperatorHandle {
- public:
-  explicit OperatorHandle(OperatorEntry* e) : entry_(e) {}
-  const std::string& name() const { return entry_->name; }
-  const FunctionSchema& schema() const;
-  bool has_schema() const { return entry_->schema.has_value(); }
-  // The kernel a call with `keys` would run (for tests and introspection).
-  const KernelFunction& kernel_for(DispatchKey k) const { return entry_->table[static_cast<int>(k)]; }
-  bool has_kernel_registered(DispatchKey k) const { return entry_->kernels[static_cast<int>(k)].has_value(); }
-  OperatorEntry* entry() const { return entry_; }
-
- private:
-  OperatorEntry* entry_;
-};
-
-// Thread-local keys added to / removed from every call's key set.
-struct LocalDispatchKeySet {
-  DispatchKeySet included;
-  DispatchKeySet excluded;
-};
-LocalDispatchKeySet& local_dispatch_keys();
-
-// RAII: exclude `keys` for the current thread (how a kernel "redispatches below" itself).
-class ExcludeDispatchKeyGuard {
- public:
-  explicit ExcludeDispatchKeyGuard(DispatchKeySet keys)
-      : saved_(local_dispatch_keys().excluded) {
-    local_dispatch_keys().excluded = saved_ | keys;
-  }
-  ~ExcludeDispatchKeyGuard() { local_dispatch_keys().excluded = saved_; }
-
- private:
-  DispatchKeySet saved_;
-};
-
-// Autograd records history only while grad mode is on (see no_grad()).
-struct GradMode {
-  static bool is_enabled();
-  static void set_enabled(bool enabled);
-};
-class AutoGradMode {
- public:
-  explicit AutoGradMode(bool enabled) : prev_(GradMode::is_enabled()) { GradMode::set_enabled(enabled); }
-  ~AutoGradMode() { GradMode::set_enabled(prev_); }
-
- private:
-  bool prev_;
-};
 
 class Dispatcher {
  public:

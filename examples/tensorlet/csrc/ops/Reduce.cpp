@@ -3,12 +3,28 @@
 // contiguous tensor, one copy otherwise) and handed to a single CPU kernel.
 #include "ops/Reduce.h"
 
+#include <algorithm>
 #include <limits>
 
-#include "autograd/FunctionsManual.h"
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
 #include "ops/TensorIterator.h"
+
+namespace tensorlet {
+
+std::vector<int64_t> reduction_dims(const std::optional<std::vector<int64_t>>& dim, int64_t ndim) {
+  std::vector<int64_t> dims;
+  if (!dim || dim->empty()) {
+    for (int64_t d = 0; d < ndim; ++d) dims.push_back(d);
+    return dims;
+  }
+  for (int64_t d : *dim) dims.push_back(wrap_dim(d, ndim));
+  std::sort(dims.begin(), dims.end());
+  if (ndim == 0) dims.clear();
+  return dims;
+}
+
+}  // namespace tensorlet
 
 namespace tensorlet::native {
 

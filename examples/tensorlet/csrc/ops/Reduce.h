@@ -1,7 +1,14 @@
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "core/Tensor.h"
+
+namespace tensorlet {
+// The reduced dims of `dim` (None or [] = all) for a tensor of rank `ndim`, wrapped and
+// sorted: the reductions of every backend and their derivatives share it.
+std::vector<int64_t> reduction_dims(const std::optional<std::vector<int64_t>>& dim, int64_t ndim);
+}  // namespace tensorlet
 
 namespace tensorlet::native {
 // A reduction's input as a contiguous [outer, reduced, inner] block (a free view when

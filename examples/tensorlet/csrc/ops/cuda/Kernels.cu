@@ -7,7 +7,6 @@
 
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
-#include "autograd/FunctionsManual.h"
 #include "ops/Reduce.h"
 #include "ops/TensorIterator.h"
 #include "ops/cuda/CudaUtils.h"

@@ -1,3 +1,3 @@
-from buildkit.frontends.cli.main import main
+from buildkit.frontends.cli.entry import main
 
 raise SystemExit(main())

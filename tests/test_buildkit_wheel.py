@@ -68,7 +68,7 @@ def test_wheel_metadata_names_the_distribution_its_dependencies_and_script(build
     # The test extra stays an extra.
     assert "pytest" not in runtime and any(r.name == "pytest" and r.marker for r in requirements)
     assert "[console_scripts]" in entry_points
-    assert "buildkit = buildkit.frontends.cli.main:main" in entry_points
+    assert "buildkit = buildkit.frontends.cli.entry:main" in entry_points
     assert tag["Root-Is-Purelib"] == "true" and tag["Tag"] == "py3-none-any"
 
 

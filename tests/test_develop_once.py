@@ -53,6 +53,18 @@ def test_develop_builds_once_and_says_so_once(test_package: Callable[..., Path],
         done = run([overlay_python, "-c", f"import sys; {run_noop}; {heavy}"], cwd=minimal_project, env=BARE_ENV)
         assert done.stdout.strip().splitlines()[-1] == "[]", run_noop
 
+    # The console script answers a no-op without reading the project at all: ninja and the
+    # install check only (buildkit.frontends.noop_develop).
+    loaded = "print(sorted(m for m in sys.modules if m in ('buildkit.project', 'buildkit.config.settings')))"
+    entry = "from buildkit.frontends.cli.entry import main; assert main(['develop', '.']) == 0"
+    done = run([overlay_python, "-c", f"import sys; {entry}; {loaded}"], cwd=minimal_project, env=BARE_ENV)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+    assert RESULT_LINE.findall(done.stderr) == ["up to date"], done.stderr
+    # A changed input (here the environment) goes through the whole command again.
+    done = run([overlay_python, "-c", f"import sys; {entry}; {loaded}"], cwd=minimal_project,
+               env={**BARE_ENV, "MAX_JOBS": "1"})
+    assert "buildkit.project" in done.stdout, done.stdout + done.stderr
+
 
 def test_the_build_lock_is_not_reentrant(tmp_path: Path) -> None:
     with lock_build_folder(tmp_path):

@@ -102,6 +102,17 @@ class Plan:
         return not self.runs and not any(self.copies.values())
 
 
+@dataclass
+class InstallCheck:
+    scripts: InstallScripts | None = None
+    active: list[InstallUnit] = field(default_factory=list)
+    record: InstallRecord | None = None
+    plan: Plan = field(default_factory=Plan)
+    unfinished: bool = False
+    current: bool = False  # nothing to install or remove
+    unreadable: str | None = None  # why the script was not read rule by rule
+
+
 class PackageTreeInstall:
     """The install of one build folder into one prefix.  One build folder may install into
     several prefixes (the package tree for develop, a staging folder for a wheel): each
@@ -122,21 +133,32 @@ class PackageTreeInstall:
         self.output_path = state / f"install-{key}.out"
 
     # ------------------------------------------------------------------ entry
-    def install(self, build: StepResult | None = None) -> StepResult | None:
-        """Install what changed; None when nothing had to be installed or removed."""
-        started, clock = time.time(), time.perf_counter()
+    def check(self) -> InstallCheck:
+        """What an install would do now; reads only, so it may run while ninja does (its
+        answer holds when ninja then did no work)."""
         try:
             scripts = read_units(self.build_dir / SCRIPT)
         except (UnreadableScript, OSError, UnicodeDecodeError, AttributeError) as exc:
-            return self._install_everything(f"buildkit could not read {self.build_dir / SCRIPT} rule by rule ({exc})")
+            return InstallCheck(unreadable=f"buildkit could not read {self.build_dir / SCRIPT} rule by rule ({exc})")
         unfinished = self.pending.exists()
         record = None if unfinished else install_record.load(self.record_path, self.install_prefix, self.build_type)
-        if unfinished:
-            console.info("the last install into this prefix did not finish: installing every rule again")
         active = [unit for unit in scripts.units if unit.active]
         plan = self._plan(active, record)
         gone = set(record.units) - {unit.key for unit in active} if record else set()
-        if plan.is_empty() and not gone and record is not None:
+        return InstallCheck(scripts, active, record, plan, unfinished=unfinished,
+                            current=plan.is_empty() and not gone and record is not None)
+
+    def install(self, build: StepResult | None = None, checked: InstallCheck | None = None) -> StepResult | None:
+        """Install what changed; None when nothing had to be installed or removed.
+        ``checked``: a :meth:`check` taken since the build's last change."""
+        started, clock = time.time(), time.perf_counter()
+        check = checked or self.check()
+        if check.unreadable:
+            return self._install_everything(check.unreadable)
+        scripts, active, record, plan = check.scripts, check.active, check.record, check.plan
+        if check.unfinished:
+            console.info("the last install into this prefix did not finish: installing every rule again")
+        if check.current:
             if plan.racy_ns and plan.racy_ns < time.time_ns() - install_record.RACY_SLACK_NS:
                 verified_path(self.record_path).touch()  # what was racy is verified and now old
             return None

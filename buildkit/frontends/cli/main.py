@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 from buildkit._util import console
 from buildkit.errors import exit_on_error
+from buildkit.frontends import noop_develop
 from buildkit.frontends.cli.docs import write_reference
 from buildkit.frontends.develop import develop
 from buildkit.project import Project
@@ -37,14 +38,19 @@ def _project_arg(parser: argparse.ArgumentParser) -> None:
 
 @exit_on_error
 def _develop(args: argparse.Namespace) -> int:
-    develop(args.path.resolve(), register=True)
+    _record_for_no_op(develop(args.path.resolve(), register=True), register=True)
     return 0
 
 
 @exit_on_error
 def _build(args: argparse.Namespace) -> int:
-    develop(args.path.resolve(), register=False)
+    _record_for_no_op(develop(args.path.resolve(), register=False), register=False)
     return 0
+
+
+def _record_for_no_op(project: Project, register: bool) -> None:
+    if not project.options.cmake_only:
+        noop_develop.record(project, register)
 
 
 @exit_on_error

@@ -1,0 +1,145 @@
+"""The no-op ``buildkit develop``: ninja and the install check, without loading the project.
+
+Reading ``[tool.buildkit]``, the options and the build environment means importing
+most of buildkit (about 0.17 s of a 2-core machine's CPU, as much as ninja's own
+no-op on a PyTorch-sized tree).  After a successful ``develop`` or ``build``, the
+record here keeps what that run depended on besides the sources ninja and the
+install step check themselves: the environment, the interpreter, the project's
+configuration files, the build folder's records, the tools, git's HEAD and the
+import path's folders.  When all of them are unchanged, a run is ninja plus the
+install step's plan; anything else (a change, real ninja work, an install) goes on
+to the full command, which records again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from buildkit._util.fileutil import read_json, write_atomic
+from buildkit.builder.build_lock import lock_build_folder
+from buildkit.builder.build_output import print_summary, run_step
+from buildkit.builder.install_step import InstallCheck, PackageTreeInstall
+
+if TYPE_CHECKING:
+    from buildkit.project import Project
+
+RECORD = Path("build") / ".buildkit" / "noop-develop.json"
+FORMAT = 1
+# Variables a shell changes between commands without changing what a build does.
+VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID"})
+
+
+def request(argv: list[str]) -> tuple[Path, bool] | None:
+    """(project root, register) for a plain ``develop``/``build`` [path]; None for anything else."""
+    if not argv or argv[0] not in {"develop", "build"} or len(argv) > 2 or any(a.startswith("-") for a in argv):
+        return None
+    if os.environ.get("VERBOSE", "0") not in {"", "0"}:
+        return None  # a verbose run shows every decision: the full command makes them
+    return Path(argv[1] if len(argv) == 2 else ".").resolve(), argv[0] == "develop"
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns]
+
+
+def _git_files(root: Path) -> list[str]:
+    git = root / ".git"
+    files = [str(git / "HEAD"), str(git / "packed-refs")]
+    try:
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return files
+    if head.startswith("ref: "):
+        files.append(str(git / head[5:]))
+    return files
+
+
+def _fixed_files(root: Path) -> list[str]:
+    """What every run depends on, named without the project: its configuration files, git's
+    HEAD (the version may come from it), the import path's folders (an installed or removed
+    package changes the build environment's CMake packages)."""
+    own = [str(root / name) for name in ("pyproject.toml", "setup.py", "setup.cfg")]
+    # sys.path[0] is the script's folder or the working directory: `buildkit` and
+    # `python -m buildkit` differ there, and neither holds installed packages.
+    return [*own, *_git_files(root), *(p for p in sys.path[1:] if p and os.path.isdir(p))]
+
+
+def _buildkit_files() -> list[str]:
+    """buildkit's own modules: a changed buildkit decides anew."""
+    top = Path(__file__).resolve().parents[1]
+    return sorted(str(p) for p in top.rglob("*.py"))
+
+
+def _environment() -> str:
+    items = sorted((k, v) for k, v in os.environ.items() if k not in VOLATILE)
+    return hashlib.sha256(json.dumps(items).encode()).hexdigest()
+
+
+def _inputs(root: Path, register: bool, files: list[str]) -> dict:
+    every = [*_fixed_files(root), *files, *_buildkit_files()]
+    return {"format": FORMAT, "register": register, "python": sys.executable, "prefix": sys.prefix,
+            "environment": _environment(), "files": {path: _stat(path) for path in every}}
+
+
+def run_if_current(root: Path, register: bool) -> bool:
+    """Run ninja and the install check when nothing else changed since the recorded run;
+    True when that was the whole command (nothing to build or install)."""
+    started = time.perf_counter()
+    record = read_json(root / RECORD)
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        return False
+    if record.get("inputs") != _inputs(root, register, record.get("files", [])):
+        return False
+    build_dir = Path(record["build_dir"])
+    installer = PackageTreeInstall(build_dir, Path(record["install_prefix"]), Path(record["cmake"]),
+                                   record["build_type"])
+    with lock_build_folder(build_dir):
+        # The install check (thousands of stats) runs on the other core while ninja does its
+        # own; when ninja then did no work, nothing it could have changed has changed.  A
+        # plain thread: concurrent.futures imports logging (15 ms, measured).
+        checked: list[InstallCheck] = []
+        checking = threading.Thread(target=lambda: checked.append(installer.check()), daemon=True)
+        checking.start()
+        build = run_step("build", record["build_command"], build_dir=build_dir, verbose=False,
+                         jobs=record["jobs"])
+        checking.join()
+        if build.steps or not build.no_work or not checked:
+            return False  # the full command installs and reports what was built
+        if installer.install(build, checked[0]) is not None:
+            return False  # installed something: the full command checks what depends on it
+    print_summary([("build", time.perf_counter() - started)], 0)
+    return True
+
+
+def record(project: "Project", register: bool) -> None:
+    """After a successful develop/build of ``project``: what a no-op depends on."""
+    if project.build_dir != project.root / "build" or not project.built:
+        return  # another build folder: the no-op goes through the full command
+    driver = project.driver()
+    tools = driver._tools()
+    jobs = driver.job_count()
+    build_dir = project.build_dir
+    files = [str(build_dir / name) for name in ("CMakeCache.txt", "build.ninja")]
+    files += [str(p) for p in sorted((build_dir / ".buildkit").glob("*.json")) if p.name != RECORD.name]
+    files += [str(tool.path) for tool in tools.tools().values() if tool is not None]
+    files += [str(project.settings.package_dir), str(project.root / project.settings.version_file)]
+    stub = project.settings.extension
+    files += [str(project.root / source) for source in (stub.sources if stub else ())]
+    files = list(dict.fromkeys(files))
+    write_atomic(project.root / RECORD, json.dumps({
+        "format": FORMAT, "files": files, "inputs": _inputs(project.root, register, files),
+        "build_dir": str(build_dir), "build_command": driver.build_command(jobs), "jobs": jobs,
+        "install_prefix": str(project.install_prefix), "cmake": str(tools.cmake.path),
+        "build_type": driver.build_type(),
+    }).encode("utf-8"))

@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from buildkit.builder import build_output as bo
+from buildkit.builder import build_errors as bo
+from buildkit.builder import build_output
 from buildkit.errors import BuildFailedError
 
 
@@ -163,7 +164,7 @@ def test_run_step_logs_and_counts(tmp_path, capsys):
         for i in range(1, 21):
             print(f"[{i}/20] Building CXX object o{i}.o")
     """)
-    result = bo.run_step("build", command, build_dir=tmp_path)
+    result = build_output.run_step("build", command, build_dir=tmp_path)
     assert (result.returncode, result.steps, result.no_work) == (0, 20, False)
     log = tmp_path / ".buildkit" / "logs" / "build.log"
     assert result.log_path == log and "[20/20] Building CXX object o20.o" in log.read_text()
@@ -178,26 +179,26 @@ def test_run_step_logs_and_counts(tmp_path, capsys):
     'print("[1/2] Re-running CMake..."); print("[1/3] Building C object a.o")',  # a regeneration restarts
 ])
 def test_a_successful_build_ends_at_100_percent(tmp_path, capsys, body):
-    bo.run_step("build", script(tmp_path, body), build_dir=tmp_path)
+    build_output.run_step("build", script(tmp_path, body), build_dir=tmp_path)
     progress = [line for line in capsys.readouterr().err.splitlines() if "compiling" in line]
     assert progress[-1].endswith("100% (3/3)"), progress
 
 
 def test_a_failed_build_does_not_claim_100_percent(tmp_path, capsys):
     with pytest.raises(BuildFailedError):
-        bo.run_step("build", script(tmp_path, 'print("[1/3] a.o"); print("error: boom"); raise SystemExit(1)'),
+        build_output.run_step("build", script(tmp_path, 'print("[1/3] a.o"); print("error: boom"); raise SystemExit(1)'),
                     build_dir=tmp_path)
     assert "100%" not in capsys.readouterr().err
 
 
 def test_run_step_no_work_is_silent(tmp_path, capsys):
-    result = bo.run_step("build", script(tmp_path, 'print("ninja: no work to do.")'), build_dir=tmp_path)
+    result = build_output.run_step("build", script(tmp_path, 'print("ninja: no work to do.")'), build_dir=tmp_path)
     assert result.no_work and result.steps == 0
     assert capsys.readouterr().err == ""
 
 
 def test_run_step_verbose_streams_everything(tmp_path, capsys):
-    bo.run_step("build", script(tmp_path, 'print("[1/1] x"); print("a warning")'), build_dir=tmp_path, verbose=True)
+    build_output.run_step("build", script(tmp_path, 'print("[1/1] x"); print("a warning")'), build_dir=tmp_path, verbose=True)
     err = capsys.readouterr().err
     assert "[1/1] x" in err and "a warning" in err
 
@@ -205,26 +206,26 @@ def test_run_step_verbose_streams_everything(tmp_path, capsys):
 def test_run_step_failure_raises_with_first_error(tmp_path):
     body = "import sys\n" + "".join(f"print({line!r})\n" for line in GCC) + "sys.exit(1)\n"
     with pytest.raises(BuildFailedError) as caught:
-        bo.run_step("build", script(tmp_path, body), build_dir=tmp_path, jobs=3)
+        build_output.run_step("build", script(tmp_path, body), build_dir=tmp_path, jobs=3)
     assert "/p/src/broken.cpp:3" in caught.value.message
     assert caught.value.log_path == str(tmp_path / ".buildkit" / "logs" / "build.log")
 
 
 def test_run_step_killed_compiler(tmp_path):
     with pytest.raises(BuildFailedError) as caught:
-        bo.run_step("build", script(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"),
+        build_output.run_step("build", script(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"),
                     build_dir=tmp_path, jobs=12)
     assert caught.value.returncode == -9 and "MAX_JOBS=12" in caught.value.hint
 
 
 def test_run_step_missing_program(tmp_path):
     with pytest.raises(BuildFailedError, match="Could not start"):
-        bo.run_step("build", [str(tmp_path / "no-such-ninja")], build_dir=tmp_path)
+        build_output.run_step("build", [str(tmp_path / "no-such-ninja")], build_dir=tmp_path)
 
 
 def test_summary(capsys):
-    bo.print_summary([("build", 0.004)], 0)
-    bo.print_summary([("configure", 1.0), ("build", 2.5), ("install", 0.1)], 7)
+    build_output.print_summary([("build", 0.004)], 0)
+    build_output.print_summary([("configure", 1.0), ("build", 2.5), ("install", 0.1)], 7)
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "buildkit: up to date (0.00 s)"
     assert err[1] == "buildkit: done in 3.60 s: configure 1.00 s, build 2.50 s (7 targets), install 0.10 s"

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SCRIPT = "cmake_install.cmake"
-_COMPONENT_IF = re.compile(r'^\s*(?:CMAKE_INSTALL_COMPONENT|"x\$\{CMAKE_INSTALL_COMPONENT\}x")\s+STREQUAL\s+'
-                           r'"x?(?P<component>[^"]*?)x?"(?P<rest>.*)$', re.S)
+# `CMAKE_INSTALL_COMPONENT STREQUAL "<name>"`, or CMake 3.20's `"x${...}x" STREQUAL "x<name>x"`.
+_COMPONENT_IF = re.compile(r'^\s*(?:CMAKE_INSTALL_COMPONENT\s+STREQUAL\s+"(?P<component>[^"]*)"'
+                           r'|"x\$\{CMAKE_INSTALL_COMPONENT\}x"\s+STREQUAL\s+"x(?P<old>[^"]*)x")(?P<rest>.*)$', re.S)
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _ABSOLUTE_INPUT = re.compile(r'"(/[^"$;]*)"')
 # file(INSTALL) options that change which files are installed under which name: such a
@@ -200,7 +201,8 @@ def _unit(script: Path, block: list[Command], component: re.Match, seen: dict[st
     text = "\n".join(command.text for command in block)
     digest = hashlib.sha256(f"{script}\n{text}".encode()).hexdigest()[:16]
     seen[digest] = seen.get(digest, 0) + 1
-    unit = InstallUnit(key=f"{digest}-{seen[digest]}", script=script, component=component.group("component"),
+    name = component.group("component") if component.group("component") is not None else component.group("old")
+    unit = InstallUnit(key=f"{digest}-{seen[digest]}", script=script, component=name,
                        text=text, active="OR NOT CMAKE_INSTALL_COMPONENT" in component.group("rest"))
     unit.inputs = sorted({match for match in _ABSOLUTE_INPUT.findall(text)})
     body = block[1:-1]

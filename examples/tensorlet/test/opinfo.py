@@ -31,7 +31,7 @@ NOT_FOR_BOOL = r"not implemented for '[Bb]ool'"
 MEAN_INT = r"mean\(\): could not infer output dtype"
 # A backend without a kernel for an op (the dispatcher's error), or without one for a
 # dtype (the CUDA backend's float32/float64 check): both say which op and backend.
-NO_CUDA_KERNEL = r"no kernel for op tensorlet::[\w.]+ on key CUDA|the CUDA backend supports float32 and float64"
+NO_CUDA_KERNEL = r"no kernel for op tensorlet::[\w.]+ on key CUDA|\(CUDA\): expected a floating point dtype"
 
 
 @dataclass
@@ -79,9 +79,9 @@ def _np_sum(x, **kw):
 
 
 OPS = [
-    OpInfo("add", np.add, ALL, arity=2, cuda=FLOATS, cuda_out=True, grad=True),
+    OpInfo("add", np.add, ALL, arity=2, cuda=ALL, cuda_out=True, grad=True),
     OpInfo("sub", np.subtract, NUMERIC, {"bool": BOOL_SUB}, arity=2, grad=True),
-    OpInfo("mul", np.multiply, ALL, arity=2, cuda=FLOATS, cuda_out=True, grad=True),
+    OpInfo("mul", np.multiply, ALL, arity=2, cuda=ALL, cuda_out=True, grad=True),
     OpInfo("div", np.true_divide, ALL, arity=2, promotes_to_float=True, domain=(1, 5), grad=True),
     OpInfo("maximum", np.maximum, ALL, arity=2, grad=True),
     OpInfo("eq", np.equal, ALL, arity=2, bool_result=True),
@@ -182,6 +182,9 @@ def samples(op: OpInfo, dtype: str, rng: np.random.Generator) -> Iterator[Sample
         for label, sa, sb in ELEMENTWISE_SHAPES:
             arrays = [sample(sa, dtype, rng, op.domain), sample(sb, dtype, rng, op.domain)][: op.arity]
             yield Sample(label, arrays)
+        if op.arity == 2:  # promotion on the backend: the other operand of another dtype
+            other = "float64" if dtype != "float64" else "int32"
+            yield Sample(f"mixed-{other}", [sample((3, 4), dtype, rng, op.domain), sample((4,), other, rng, op.domain)])
     elif op.kind == "reduction":
         for shape, dims in REDUCTION_CASES:
             empty_dim = 0 in shape and (dims is None or shape[dims if isinstance(dims, int) else 0] == 0)

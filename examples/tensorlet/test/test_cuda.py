@@ -50,6 +50,34 @@ def test_architecture_selection(tmp_path):
     assert _archs(tmp_path, cache="8.9") == "89-real"
 
 
+# What the shared layer decides once for every backend (ops/Elementwise.cpp's
+# binary_iteration, ops/TensorIterator.h, ops/Reduce.h), and dtype decisions outside the
+# TL_DISPATCH_* macros: none of it may reappear in the CUDA backend.
+CUDA_BACKEND_MUST_NOT = {
+    r"\bresult_type\(": "computes a result dtype",
+    r"\bbroadcast_shapes\(": "computes a broadcast shape",
+    r"\bprepare_out\(": "checks out= itself",
+    r"\bcommon_device\(": "decides the device itself",
+    r"ScalarType::": "names a dtype outside the dispatch macros",
+    r"switch\s*\(\s*[\w.]*(dtype|scalar_type)\(\)\s*\)": "switches on a dtype",
+}
+
+
+def test_cuda_backend_only_runs_loops():
+    """Issue 15's rule for csrc/ops/cuda: dtypes, shapes and out= come from the shared layer."""
+    import re
+
+    sources = sorted((ROOT / "csrc" / "ops" / "cuda").glob("*.*"))
+    assert any(p.suffix == ".cu" for p in sources), sources
+    found = []
+    for path in sources:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("//")[0]
+            found += [f"{path.name}:{number}: {why}: {line.strip()}" for pattern, why in CUDA_BACKEND_MUST_NOT.items()
+                      if re.search(pattern, code)]
+    assert not found, "\n".join(found)
+
+
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found: the full build has USE_CUDA=OFF")
 
 
@@ -224,3 +252,22 @@ def test_gpu_strided_paths_and_fill(cuda_or_skip, dtype):
     assert tl.zeros((3, 0), device="cuda", dtype=getattr(tl, dtype)).sum(dim=[1]).cpu().tolist() == [0.0] * 3
     tl.cuda.synchronize()
     assert tl.cuda.get_device_name()
+
+
+def test_gpu_conversions(cuda_or_skip):
+    """copy_ between dtypes on the device (to(), the shared layer's casts): every pair,
+    against NumPy's astype. Values in [0, 10): a negative or out-of-range float has no
+    defined conversion to an unsigned or narrower type in C++, nor one torch promises."""
+    from opinfo import ALL
+
+    values = np.array([0.0, 0.5, 1.0, 2.75, 9.5, 3.0, 0.25], dtype=np.float64)
+    for src in ALL:
+        x = values.astype(src)
+        cx = tl.from_numpy(x).cuda()
+        for dst in ALL:
+            got = cx.to(getattr(tl, dst))
+            assert got.device.type == "cuda" and got.dtype == getattr(tl, dst)
+            np.testing.assert_array_equal(got.cpu().numpy(), x.astype(dst), err_msg=f"{src} -> {dst}")
+        # A strided source too: the conversion kernel walks both layouts.
+        np.testing.assert_array_equal(cx[::2].to(tl.float64).cpu().numpy(), x[::2].astype("float64"))
+    tl.cuda.synchronize()

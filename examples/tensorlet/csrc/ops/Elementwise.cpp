@@ -1,15 +1,24 @@
-// Shapes, dtypes and output allocation for the elementwise ops. The same
-// kernels serve the CPU and Meta keys: for Meta they stop before the loop.
+// Shapes, dtypes and output allocation for the elementwise ops, computed once for
+// every backend (binary_iteration); the CPU and Meta kernels here, CUDA's in ops/cuda.
 #include "ops/Elementwise.h"
 
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
 #include "ops/TensorIterator.h"
 
-namespace tensorlet::native {
+namespace tensorlet {
 namespace {
 
 bool is_comparison(BinaryOp op) { return op == BinaryOp::Eq || op == BinaryOp::Lt || op == BinaryOp::Gt; }
+
+// An operand in the compute dtype on the iteration's device.
+Tensor iteration_operand(const Tensor& t, ScalarType compute, Device device, const std::vector<int64_t>& shape) {
+  Tensor c = cast_to(t, compute);
+  if (c.device().type != device.type) c = tensorlet::_to_copy(c, compute, device);
+  return expand_view(c, shape);
+}
+
+}  // namespace
 
 const char* binary_name(BinaryOp op) {
   switch (op) {
@@ -21,16 +30,8 @@ const char* binary_name(BinaryOp op) {
   return "?";
 }
 
-// Writes op(self, other) into `out` (allocated when undefined) and returns it.
-Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {
-  // The common case first: two CPU float tensors of one dtype and shape, a new
-  // result. Nothing to promote, broadcast or cast, so none of the work below.
-  if (!out.defined() && !alpha.is_bool() && self.dtype() == other.dtype() && is_floating_type(self.dtype()) &&
-      self.device().is_cpu() && other.device().is_cpu() && self.sizes() == other.sizes()) {
-    out = empty_tensor(self.sizes(), is_comparison(op) ? ScalarType::Bool : self.dtype(), self.device());
-    cpu::binary_kernel(op, out, self, other, alpha);
-    return out;
-  }
+BinaryIteration binary_iteration(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha,
+                                 Tensor out) {
   const char* name = binary_name(op);
   ScalarType compute = result_type({&self, &other});
   if (op == BinaryOp::Div && !is_floating_type(compute)) compute = kDefaultFloat;  // true division
@@ -47,25 +48,55 @@ Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar
   TL_CHECK_TYPE(!alpha.is_bool() || compute == ScalarType::Bool, "Boolean alpha only supported for Boolean results.");
   TL_CHECK_TYPE(is_floating_type(compute) || !alpha.is_floating_point(),
                 "For integral input tensors, argument alpha must not be a floating point number.");
-  ScalarType result = is_comparison(op) ? ScalarType::Bool : compute;
-  auto shape = broadcast_shapes(self.sizes(), other.sizes());
-  Device device = common_device({&self, &other});
-  if (out.defined()) prepare_out(out, shape, result, name);
-  else out = empty_tensor(shape, result, device);
-  if (device.is_meta()) return out;
-  TL_CHECK(device.is_cpu(), name, ": no CPU kernel for device ", device.str());
-  Tensor target = out.dtype() == result ? out : empty_tensor(shape, result, device);
-  Tensor a = expand_view(cast_to(self, compute), shape);
-  Tensor b = expand_view(cast_to(other, compute), shape);
-  cpu::binary_kernel(op, target, a, b, alpha);
-  if (!target.is_same(out)) cpu::copy_kernel(out, target);
-  return out;
+  const ScalarType result = is_comparison(op) ? ScalarType::Bool : compute;
+  const auto shape = broadcast_shapes(self.sizes(), other.sizes());
+  const Device device = common_device({&self, &other});
+  if (out.defined() && out.is_same(self)) {  // in-place: self can't grow to the broadcast shape
+    TL_CHECK(shape == self.sizes(), "output with shape ", shape_str(self.sizes()),
+             " doesn't match the broadcast shape ", shape_str(shape));
+  }
+  if (out.defined()) {
+    TL_CHECK(out.device().type == device.type, name, ": the out= tensor is on ", out.device().str(),
+             " but the inputs are on ", device.str());
+    prepare_out(out, shape, result, name);
+  } else {
+    out = empty_tensor(shape, result, device);
+  }
+  BinaryIteration it;
+  it.compute = compute;
+  it.out = out;
+  it.target = out.dtype() == result ? out : empty_tensor(shape, result, device);
+  if (device.is_meta()) return it;
+  it.a = iteration_operand(self, compute, device, shape);
+  it.b = iteration_operand(other, compute, device, shape);
+  return it;
+}
+
+}  // namespace tensorlet
+
+namespace tensorlet::native {
+namespace {
+
+// Writes op(self, other) into `out` (allocated when undefined) and returns it.
+Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {
+  // The common case first: two CPU float tensors of one dtype and shape, a new
+  // result. Nothing to promote, broadcast or cast, so none of the work below.
+  if (!out.defined() && !alpha.is_bool() && self.dtype() == other.dtype() && is_floating_type(self.dtype()) &&
+      self.device().is_cpu() && other.device().is_cpu() && self.sizes() == other.sizes()) {
+    out = empty_tensor(self.sizes(), is_comparison(op) ? ScalarType::Bool : self.dtype(), self.device());
+    cpu::binary_kernel(op, out, self, other, alpha);
+    return out;
+  }
+  BinaryIteration it = binary_iteration(op, self, other, alpha, std::move(out));
+  const Device device = it.out.device();
+  if (device.is_meta()) return it.out;
+  TL_CHECK(device.is_cpu(), binary_name(op), ": no CPU kernel for device ", device.str());
+  cpu::binary_kernel(op, it.target, it.a, it.b, alpha);
+  if (!it.target.is_same(it.out)) cpu::copy_kernel(it.out, it.target);
+  return it.out;
 }
 
 Tensor binary_inplace(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  auto shape = broadcast_shapes(self.sizes(), other.sizes());
-  TL_CHECK(shape == self.sizes(), "output with shape ", shape_str(self.sizes()),
-           " doesn't match the broadcast shape ", shape_str(shape));
   return binary(op, self, other, alpha, self);
 }
 

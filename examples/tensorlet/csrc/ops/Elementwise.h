@@ -26,6 +26,23 @@ enum class UnaryOp {
 #undef TL_ENUM
 };
 
+const char* binary_name(BinaryOp op);
+
+// A binary op prepared once for every backend (the role of PyTorch's TensorIterator):
+// torch's refusals, the compute dtype, the broadcast shape, the common device and the
+// output -- allocated, or an out= / in-place tensor checked and resized. `a` and `b`
+// come cast to the compute dtype, on the output's device, expanded to the shape (a CPU
+// 0-dim operand joins a CUDA iteration by a copy). A backend only runs its loop over
+// (target, a, b) and, where `target` is not `out`, copies it into `out`.
+struct BinaryIteration {
+  Tensor out;     // what the op returns
+  Tensor target;  // where the loop writes: `out`, or a temporary when out= has another dtype
+  Tensor a, b;    // undefined for the Meta device: there is no loop to run
+  ScalarType compute = ScalarType::Float;
+};
+BinaryIteration binary_iteration(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha,
+                                 Tensor out);
+
 namespace cpu {
 // `out` has the compute dtype (bool for comparisons) and the broadcast shape;
 // `a`/`b` have the compute dtype and are already expanded to it.

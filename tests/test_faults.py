@@ -8,9 +8,9 @@ hooks that do nothing until the test *arms* one (a file in the fault folder):
 * ``CMAKE_PROJECT_INCLUDE`` (forwarded to CMake like any ``CMAKE_*`` variable): a script
   run right after ``project()`` at every configure (buildkit's own, or the one ninja
   starts when CMakeLists.txt changed), which also adds an install script that runs
-  first and one that runs last in ``cmake --install``;
+  first and one that runs last in every install that runs rules through CMake;
 * ``BUILDKIT_COMPILER_LAUNCHER``: a launcher in front of the compile of python_bindings.cpp;
-* a ``.pth`` file in the test venv wrapping wheel's ``WheelFile.write`` (pause after the
+* a ``.pth`` file in the test venv wrapping buildkit's wheel writer (``wheel_zip._Writer.add_whole``: pause after the
   third file of the archive) and the ``os.replace`` that publishes ``develop.json``.
 
 An armed hook claims the arming with an atomic rename (so it fires once: the rerun, run
@@ -93,19 +93,19 @@ def pause(point):
         time.sleep(0.05)
 
 
-from wheel.wheelfile import WheelFile
+from buildkit.package import wheel_zip
 
-_write = WheelFile.write
+_add_whole = wheel_zip._Writer.add_whole
 
 
-def write(self, *args, **kwargs):
-    _write(self, *args, **kwargs)
+def add_whole(self, *args, **kwargs):
+    _add_whole(self, *args, **kwargs)
     self._fault_files = getattr(self, "_fault_files", 0) + 1
     if self._fault_files == 3:
         pause("wheel")
 
 
-WheelFile.write = write
+wheel_zip._Writer.add_whole = add_whole
 _replace = os.replace
 
 

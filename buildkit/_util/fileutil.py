@@ -71,3 +71,23 @@ def mtime_ns(path: Path) -> int | None:
         return Path(path).stat().st_mtime_ns
     except OSError:
         return None
+
+
+class FolderResolver:
+    """``Path.resolve()`` of many files' folders, each folder resolved once: thousands of
+    installed files share a few dozen folders, and each resolve walks every component."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, Path] = {}
+
+    def folder(self, folder: Path) -> Path:
+        key = str(folder)
+        if key not in self._folders:
+            self._folders[key] = Path(folder).resolve()
+        return self._folders[key]
+
+    def file(self, path: Path) -> Path:
+        """The path with its folder resolved; the file itself may be a link (``libfoo.so``)."""
+        path = Path(path).absolute()
+        return self.folder(path.parent) / path.name
+

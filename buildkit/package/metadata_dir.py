@@ -20,6 +20,7 @@ from typing import Iterable, Mapping, Sequence
 
 from packaging.version import Version
 
+from buildkit._util.fileutil import FolderResolver
 from buildkit.errors import BuildkitError
 from buildkit.package.wheel_root import wheel_dirs_root
 
@@ -38,8 +39,12 @@ def metadata_dir(build_dir: Path) -> Path:
 def installed_metadata_files(installed: Iterable[Path], build_dir: Path) -> dict[str, Path]:
     """Path in ``.dist-info`` (posix) -> installed file, for what the install put in the metadata folder."""
     root = metadata_dir(build_dir).resolve()
+    resolver = FolderResolver()
     found = {}
-    for path in (Path(p).resolve() for p in installed):
+    for path in (resolver.file(p) for p in installed):
+        if not path.is_relative_to(root):
+            continue  # most installed files: decided without resolving each one
+        path = path.resolve()
         if path.is_relative_to(root) and path.is_file():
             found[path.relative_to(root).as_posix()] = path
     return dict(sorted(found.items()))

@@ -15,6 +15,16 @@ interleaved run by run, and compared by the ratio of their medians:
 | matmul 1024 (USE_BLAS) | `tl.mm(a, b, out=c)` | `cblas_sgemm` of the same libopenblas.so.0, by ctypes | <= 1.10 |
 | x + x, one element | `x + x` (allocating) | `x + x` | <= 3 |
 
+Where torch is importable (a reference only; --no-torch turns it off) every row also
+gets a torch column, with rows NumPy has no counterpart for (mul, per-dim sum,
+softmax over rows). torch runs with torch.set_num_threads(2); its OpenMP threads
+keep spinning for a while after each call and would steal the cores from whoever
+runs next, so torch is measured in rounds: a block of tensorlet runs, a pause, a
+block of torch runs, a pause, and each side's median over the rounds (>= 7).
+Targets against torch: <= 1.0 for add, mul, the sums, softmax and the one-element
+call, <= 1.1 for the BLAS matmul and <= 2 for the own-kernel one (<= 1.05 counts as
+parity with torch).
+
 The BLAS row needs a tensorlet built with USE_BLAS=ON against OpenBLAS (e.g. the
 tests' full build, `TENSORLET_FULL_BUILD_DIR=/tmp/tl-full`, then
 `--tensorlet /tmp/tl-full/repo/examples/tensorlet`); the own-kernel row of such a build turns
@@ -73,6 +83,30 @@ def compare(mine: Callable[[], object], theirs: Callable[[], object], runs: int)
     return statistics.median(a), statistics.median(b)
 
 
+def compare_rounds(mine: Callable[[], object], theirs: Callable[[], object], rounds: int,
+                   pause: float = 0.3) -> tuple[float, float]:
+    """Medians over `rounds` rounds of a block of runs of each, with a pause after each
+    block: the spinning threads of one library have stopped before the other runs."""
+    inner = max(inner_for(mine), inner_for(theirs))
+    a, b = [], []
+    for _ in range(rounds):
+        for fn, into in ((mine, a), (theirs, b)):
+            per_call(fn, inner)  # warm: pages, caches, this library's thread pool
+            into.append(statistics.median(per_call(fn, inner) for _ in range(3)))
+            time.sleep(pause)
+    return statistics.median(a), statistics.median(b)
+
+
+def load_torch():
+    try:
+        import torch
+    except ImportError as e:
+        print(f"note: no torch column ({e})", file=sys.stderr)
+        return None
+    torch.set_num_threads(2)
+    return torch
+
+
 class OpenBLAS:
     """cblas_sgemm of libopenblas.so.0 (the library tensorlet's USE_BLAS build links), by ctypes."""
 
@@ -107,8 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=None, help="runs per measurement (default 25; smoke 3)")
     p.add_argument("--tensorlet", type=Path, default=REPO / "examples" / "tensorlet",
                    help="folder holding the tensorlet package to measure (default: examples/tensorlet)")
+    p.add_argument("--no-torch", action="store_true", help="no torch column even where torch is importable")
+    p.add_argument("--rounds", type=int, default=None, help="rounds of the torch column (default 9; smoke 2)")
     args = p.parse_args(argv)
     runs = args.runs or (3 if args.smoke else 25)
+    rounds = args.rounds or (2 if args.smoke else 9)
+    if not args.smoke and rounds < 7:
+        p.error("the torch column is judged on at least 7 rounds")
     if not args.smoke and runs < 20:
         p.error("the targets are judged on at least 20 runs per measurement")
 
@@ -120,6 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     small, large, mat = (1 << 12, 1 << 14, 64) if args.smoke else (1 << 20, 1 << 24, 1024)
     rows: list[tuple[str, float, float, float, str]] = []  # op, mine, theirs, target, against
+    torch = None if args.no_torch else load_torch()
+    # op -> (tensorlet, torch median, target): measured in rounds, see compare_rounds.
+    torch_rows: dict[str, tuple[float, float, float]] = {}
+
+    def against_torch(op: str, mine_fn: Callable[[], object], theirs_fn: Callable[[], object], target: float) -> None:
+        if torch is not None:
+            torch_rows[op] = (*compare_rounds(mine_fn, theirs_fn, rounds), target)
 
     def size(n: int) -> str:
         return f"{n >> 20}M" if n >= 1 << 20 else f"{n >> 10}K"
@@ -136,6 +182,14 @@ def main(argv: list[str] | None = None) -> int:
         np.testing.assert_array_equal(c, a + b)
         mine, theirs = compare(lambda: tl.add(ta, tb, out=tc), lambda: np.add(a, b, out=out), runs)
         rows.append((f"add {size(n)} (out=)", mine, theirs, 1.10, "NumPy"))
+        if torch is not None:
+            pa, pb, pc = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(out)
+            torch.add(pa, pb, out=pc)
+            np.testing.assert_array_equal(out, a + b)
+            against_torch(f"add {size(n)} (out=)", lambda: tl.add(ta, tb, out=tc), lambda: torch.add(pa, pb, out=pc), 1.0)
+            tl.mul(ta, tb, out=tc)
+            np.testing.assert_array_equal(c, a * b)
+            against_torch(f"mul {size(n)} (out=)", lambda: tl.mul(ta, tb, out=tc), lambda: torch.mul(pa, pb, out=pc), 1.0)
 
     # ---- full reduction --------------------------------------------------------------
     a = f32(large)
@@ -143,6 +197,21 @@ def main(argv: list[str] | None = None) -> int:
     assert abs(ta.sum().item() - float(a.astype(np.float64).sum())) <= 1e-3 * np.abs(a).sum()
     mine, theirs = compare(lambda: ta.sum(), lambda: a.sum(), runs)
     rows.append((f"sum {size(large)}", mine, theirs, 1.10, "NumPy"))
+    if torch is not None:
+        pa = torch.from_numpy(a)
+        against_torch(f"sum {size(large)}", lambda: ta.sum(), lambda: pa.sum(), 1.0)
+        side = 1 << 12 if not args.smoke else 1 << 7  # 4096 x 4096: 16M
+        a2 = f32(side, side)
+        t2, p2 = tl.from_numpy(a2), torch.from_numpy(a2)
+        np.testing.assert_allclose(t2.sum(dim=[1]).numpy(), a2.astype(np.float64).sum(axis=1), rtol=1e-3, atol=1e-3)
+        against_torch(f"sum over rows {side}x{side}", lambda: t2.sum(dim=[1]), lambda: p2.sum(dim=1), 1.0)
+        np.testing.assert_allclose(t2.sum(dim=[0]).numpy(), a2.astype(np.float64).sum(axis=0), rtol=1e-3, atol=1e-3)
+        against_torch(f"sum over cols {side}x{side}", lambda: t2.sum(dim=[0]), lambda: p2.sum(dim=0), 1.0)
+        s_rows, s_cols = (256, 1024) if not args.smoke else (16, 64)
+        a3 = f32(s_rows, s_cols)
+        t3, p3 = tl.from_numpy(a3), torch.from_numpy(a3)
+        np.testing.assert_allclose(t3.softmax(1).numpy(), p3.softmax(1).numpy(), rtol=1e-5, atol=1e-6)
+        against_torch(f"softmax rows {s_rows}x{s_cols}", lambda: t3.softmax(1), lambda: p3.softmax(1), 1.0)
 
     # ---- matmul -----------------------------------------------------------------------
     a, b = f32(mat, mat), f32(mat, mat)
@@ -160,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     np.testing.assert_allclose(c, reference, rtol=1e-3, atol=1e-3)
     mine, theirs = compare(lambda: tl.mm(ta, tb, out=tc), lambda: np.matmul(a, b, out=out), runs)
     rows.append((f"matmul {mat} (own kernel)", mine, theirs, 3.0, "NumPy"))
+    if torch is not None:
+        pa, pb, pc = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(out)
+        against_torch(f"matmul {mat} (own kernel)", lambda: tl.mm(ta, tb, out=tc), lambda: torch.mm(pa, pb, out=pc), 2.0)
     if toggle is not None:
         toggle(1)
     if bc.blas:
@@ -174,6 +246,10 @@ def main(argv: list[str] | None = None) -> int:
             np.testing.assert_allclose(out, reference, rtol=1e-3, atol=1e-3)
             mine, theirs = compare(lambda: tl.mm(ta, tb, out=tc), lambda: blas.sgemm(a, b, out), runs)
             rows.append((f"matmul {mat} (USE_BLAS)", mine, theirs, 1.10, "cblas_sgemm"))
+            if torch is not None:
+                pa, pb, pc = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(out)
+                against_torch(f"matmul {mat} (USE_BLAS)", lambda: tl.mm(ta, tb, out=tc),
+                              lambda: torch.mm(pa, pb, out=pc), 1.1)
     else:
         print("note: this tensorlet was built without USE_BLAS: no BLAS row", file=sys.stderr)
 
@@ -183,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     assert (tx + tx).tolist() == [2.0]
     mine, theirs = compare(lambda: tx + tx, lambda: x + x, runs)
     rows.append(("x + x (1 element)", mine, theirs, 3.0, "NumPy"))
+    if torch is not None:
+        px = torch.from_numpy(x)
+        against_torch("x + x (1 element)", lambda: tx + tx, lambda: px + px, 1.0)
 
     # ---- the table ------------------------------------------------------------------------
     def fmt(seconds: float) -> str:
@@ -210,6 +289,22 @@ def main(argv: list[str] | None = None) -> int:
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for row in table[1:]:
         print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
+    if torch is not None:
+        print(f"\nagainst torch {torch.__version__} (CPU, torch.set_num_threads(2)); median of {rounds} rounds, "
+              "a pause after each library's block; <= 1.05 counts as parity")
+        header = ("op", "tensorlet", "torch", "ratio", "target", "ok")
+        table = [header]
+        for op, (mine, theirs, target) in torch_rows.items():
+            ratio = mine / theirs
+            ok = ratio <= target or ratio <= 1.05 and target == 1.0
+            missed += 0 if ok else 1
+            table.append((op, fmt(mine), fmt(theirs), f"{ratio:.2f}", f"<= {target:g}",
+                          "-" if args.smoke else ("yes" if ok else "NO")))
+        widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+        print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
+        print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+        for row in table[1:]:
+            print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
     return 0 if args.smoke or not missed else 1
 
 

@@ -34,8 +34,10 @@ step build 200 env USE_CUDA=ON TENSORLET_CUDA_ARCH_LIST="$ARCH" CUDACXX="$NVCC" 
 TAIL=45 step tests 150 $PY -m pytest -p no:cacheprovider -q -rfs $T/test_opinfo.py $T/test_cuda.py $T/test_semantics.py \
   -k "not torch and not full_build and not build_compiles and not build_imports and not runtime_comes"
 step bench 120 $PY benchmarks/cuda_kernels.py
-# Importing torch into a process where tensorlet had run CUDA kernels crashed there once
-# (a segfault inside torch's import); plain imports in either order did not.
+# On the H200 image, `import tensorlet` then `import torch` inside pytest segfaulted in
+# torch's import (torch alone under pytest, and `python -c` in either order, did not):
+# torch's checks of the semantics table run last, on their own, and this step shows
+# that a plain process can import torch after tensorlet ran CUDA kernels.
 TAIL=20 step torch_after_tensorlet 60 $PY -X faulthandler -c "import tensorlet as tl
 x = tl.ones(4, device='cuda'); assert (x + x).cpu().tolist() == [2.0] * 4
 import torch; print('torch', torch.__version__, 'imported after tensorlet ran CUDA kernels'); print(torch.ones(2).cuda() + 1)"

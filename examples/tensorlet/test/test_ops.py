@@ -77,17 +77,51 @@ def test_matmul_broadcasting_and_operator():
         tl.mm(tl.zeros(2, 3), tl.zeros(2, 3))
 
 
+def _np_softmax(a, dim):
+    a = a.astype(np.float64)
+    e = np.exp(a - a.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_softmax_log_softmax(dtype):
+    """The fused row kernel (vectorized exp plus a scalar tail) on rows of several
+    lengths, along the last dim and others (the transposed path), and its edges."""
     rng = np.random.default_rng(5)
-    a = rng.standard_normal((4, 7)).astype(dtype) * 10
-    for dim in (0, 1, -1):
-        e = np.exp(a - a.max(axis=dim, keepdims=True))
-        ref = e / e.sum(axis=dim, keepdims=True)
-        x = tl.from_numpy(a)
-        tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-9, atol=1e-9)
-        np.testing.assert_allclose(x.softmax(dim).numpy(), ref, **tol)
-        np.testing.assert_allclose(tl.log_softmax(x, dim).numpy(), np.log(ref), **tol)
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-12, atol=1e-14)
+    for shape in ((4, 7), (3, 1000), (2, 3, 17), (1, 1)):
+        a = rng.standard_normal(shape).astype(dtype) * 10
+        for dim in range(-1, len(shape)):
+            ref = _np_softmax(a, dim)
+            x = tl.from_numpy(a)
+            np.testing.assert_allclose(x.softmax(dim).numpy(), ref, **tol)
+            np.testing.assert_allclose(tl.log_softmax(x, dim).numpy(), np.log(ref), **tol)
+            # A non-contiguous input gives the same.
+            if len(shape) > 1:
+                t = tl.from_numpy(np.ascontiguousarray(a.T)).t() if len(shape) == 2 else x
+                np.testing.assert_allclose(t.softmax(dim).numpy(), ref, **tol)
+    # -inf (a masked position) gives exactly 0; a row of large values does not overflow.
+    m = np.array([[0.0, -np.inf, 1.0, -np.inf] * 5, [1000.0, 999.0, -1000.0, 0.0] * 5], dtype=dtype)
+    got = tl.from_numpy(m).softmax(1).numpy()
+    assert (got[0][1::2] == 0).all()
+    np.testing.assert_allclose(got, _np_softmax(m, 1), **tol)
+    # NaN anywhere in a row makes that row NaN (torch); other rows are untouched.
+    n = np.ones((2, 9), dtype=dtype)
+    n[0, 4] = np.nan
+    got = tl.from_numpy(n).softmax(1).numpy()
+    assert np.isnan(got[0]).all() and np.allclose(got[1], 1 / 9)
+
+
+def test_softmax_dtypes_and_shapes():
+    i = tl.tensor([[1, 2, 3]], dtype=tl.int64)
+    assert i.softmax(1).dtype == tl.float32  # integers: the default float dtype, as torch
+    f = tl.tensor([[1.0, 2.0]])
+    assert f.softmax(1, dtype=tl.float64).dtype == tl.float64
+    np.testing.assert_allclose(f.softmax(1, dtype=tl.float64).numpy(), _np_softmax(np.array([[1.0, 2.0]]), 1))
+    assert tl.tensor(3.0).softmax(0).item() == 1.0 and tl.tensor(3.0).log_softmax(-1).item() == 0.0
+    assert tl.zeros(0, 5).softmax(1).shape == (0, 5)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        tl.zeros(2, 3).softmax(2)
 
 
 # ---- creation, views, indexing, conversion ----------------------------------------------

@@ -32,6 +32,22 @@ Tensor mean_backward(const Tensor& grad, const std::vector<int64_t>& sizes,
   return sum_backward(grad, sizes, dim, keepdim) / Scalar(static_cast<double>(n));
 }
 
+namespace {
+Tensor as_input_dtype(const Tensor& g, ScalarType self_dtype) {
+  return g.dtype() == self_dtype ? g : tensorlet::_to_copy(g, self_dtype, std::nullopt);
+}
+}  // namespace
+
+Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim, ScalarType self_dtype) {
+  Tensor dot = tensorlet::sum(grad * result, std::vector<int64_t>{dim}, /*keepdim=*/true, std::nullopt);
+  return as_input_dtype(result * (grad - dot), self_dtype);
+}
+
+Tensor log_softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim, ScalarType self_dtype) {
+  Tensor total = tensorlet::sum(grad, std::vector<int64_t>{dim}, /*keepdim=*/true, std::nullopt);
+  return as_input_dtype(grad - tensorlet::exp(result) * total, self_dtype);
+}
+
 Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& result, const std::vector<int64_t>& dim,
                      bool keepdim) {
   // The gradient is shared evenly between all elements equal to the maximum.

@@ -18,6 +18,10 @@ Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& resul
                      bool keepdim);
 Tensor maximum_backward(const Tensor& grad, const Tensor& self, const Tensor& other);
 Tensor relu_backward(const Tensor& grad, const Tensor& result);
+// d softmax: result * (grad - sum(grad * result)); d log_softmax: grad - exp(result) * sum(grad),
+// the sums along `dim`; cast back to the input's dtype when softmax(dtype=) changed it.
+Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim, ScalarType self_dtype);
+Tensor log_softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim, ScalarType self_dtype);
 Tensor permute_backward(const Tensor& grad, const std::vector<int64_t>& dims);
 Tensor select_backward(const Tensor& grad, const std::vector<int64_t>& sizes, int64_t dim, int64_t index);
 Tensor slice_backward(const Tensor& grad, const std::vector<int64_t>& sizes, int64_t dim,

@@ -17,6 +17,9 @@ struct VecKernels {
                    int64_t b_rs, int64_t b_cs, float* c, int64_t ldc);
   void (*gemm_f64)(int64_t m, int64_t n, int64_t k, const double* a, int64_t a_rs, int64_t a_cs, const double* b,
                    int64_t b_rs, int64_t b_cs, double* c, int64_t ldc);
+  // Softmax (or log_softmax) of each of `rows` contiguous rows of `cols` elements.
+  void (*softmax_f32)(const float* in, float* out, int64_t rows, int64_t cols, bool log);
+  void (*softmax_f64)(const double* in, double* out, int64_t rows, int64_t cols, bool log);
 };
 
 const VecKernels& vec_kernels();

@@ -41,6 +41,7 @@ from buildkit._util.fileutil import read_json, write_json
 from buildkit.frontends.setuptools.distribution import project_of
 
 RECORD = ".buildkit/package-data.json"
+FORMAT = 1  # of an entry: a record another format wrote is listed anew
 WILDCARD = re.compile(r"[*?[]")  # what glob treats as a pattern (glob.has_magic)
 
 
@@ -103,6 +104,7 @@ def listing_inputs(command: _build_py, package: str, src_dir: str) -> tuple[dict
     if deep is not None:
         return None, f"the pattern {deep!r} searches folders, so its matches are not recorded"
     return {
+        "format": FORMAT,
         "setuptools": setuptools.__version__,
         "folders": [os.getcwd(), src_dir],
         "patterns": _digest([*implicit, *declared]),
@@ -158,6 +160,8 @@ def why_listed(recorded: Any, inputs: dict[str, Any]) -> str | None:
     """Why the recorded listing cannot be reused; None when it can."""
     if not isinstance(recorded, dict) or not isinstance(recorded.get("files"), list):
         return "no earlier listing is recorded"
+    if recorded.get("format") != FORMAT:
+        return "the recorded listing was written in another format"
     if recorded.get("setuptools") != inputs["setuptools"]:
         return f"setuptools changed ({recorded.get('setuptools')} -> {inputs['setuptools']})"
     if recorded.get("folders") != inputs["folders"]:

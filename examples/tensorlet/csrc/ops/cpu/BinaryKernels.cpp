@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "ops/BinaryOps.h"
 #include "ops/Elementwise.h"
 #include "ops/cpu/Loops.h"
 #include "ops/cpu/VecKernels.h"
@@ -7,43 +8,25 @@
 namespace tensorlet::cpu {
 namespace {
 
-template <typename T>
-T max_propagate_nan(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return a > b ? a : b;
-}
-
 bool all_contiguous(const Tensor& out, const Tensor& a, const Tensor& b) {
   return out.is_contiguous() && a.is_contiguous() && b.is_contiguous();
 }
 
+// The bodies are ops/BinaryOps.h's functors, the ones the CUDA kernels run.
 template <typename T>
 void arithmetic(BinaryOp op, const LoopPlan& plan, const Scalar& alpha_scalar) {
   const T alpha = alpha_scalar.to<T>();
-  const bool unit = alpha_scalar.equals(1);
   switch (op) {
-    case BinaryOp::Add:
-      if (unit) return binary_loop<T, T>(plan, [](T a, T b) { return static_cast<T>(a + b); });
-      return binary_loop<T, T>(plan, [alpha](T a, T b) { return static_cast<T>(a + alpha * b); });
-    case BinaryOp::Sub:
-      if (unit) return binary_loop<T, T>(plan, [](T a, T b) { return static_cast<T>(a - b); });
-      return binary_loop<T, T>(plan, [alpha](T a, T b) { return static_cast<T>(a - alpha * b); });
-    case BinaryOp::Mul:
-      return binary_loop<T, T>(plan, [](T a, T b) { return static_cast<T>(a * b); });
+    case BinaryOp::Add: return binary_loop<T, T>(plan, ops::Add<T>{alpha});
+    case BinaryOp::Sub: return binary_loop<T, T>(plan, ops::Sub<T>{alpha});
+    case BinaryOp::Mul: return binary_loop<T, T>(plan, ops::Mul<T>{});
     case BinaryOp::Div:
-      if constexpr (std::is_floating_point_v<T>) return binary_loop<T, T>(plan, [](T a, T b) { return a / b; });
+      if constexpr (std::is_floating_point_v<T>) return binary_loop<T, T>(plan, ops::Div<T>{});
       break;
-    case BinaryOp::Maximum:
-      return binary_loop<T, T>(plan, [](T a, T b) { return max_propagate_nan(a, b); });
-    case BinaryOp::Eq:
-      return binary_loop<bool, T>(plan, [](T a, T b) { return a == b; });
-    case BinaryOp::Lt:
-      return binary_loop<bool, T>(plan, [](T a, T b) { return a < b; });
-    case BinaryOp::Gt:
-      return binary_loop<bool, T>(plan, [](T a, T b) { return a > b; });
+    case BinaryOp::Maximum: return binary_loop<T, T>(plan, ops::Maximum<T>{});
+    case BinaryOp::Eq: return binary_loop<bool, T>(plan, ops::Eq<T>{});
+    case BinaryOp::Lt: return binary_loop<bool, T>(plan, ops::Lt<T>{});
+    case BinaryOp::Gt: return binary_loop<bool, T>(plan, ops::Gt<T>{});
   }
   throw Error("binary_kernel: unsupported op/dtype combination");
 }

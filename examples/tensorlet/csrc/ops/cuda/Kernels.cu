@@ -10,6 +10,7 @@
 
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
+#include "ops/BinaryOps.h"
 #include "ops/Elementwise.h"
 #include "ops/Reduce.h"
 #include "ops/TensorIterator.h"
@@ -55,12 +56,12 @@ __global__ void convert_kernel(Out* out, const In* in, Geometry g, int64_t n) {
   if (i < n) out[offset_of(g, 0, i)] = static_cast<Out>(in[offset_of(g, 1, i)]);
 }
 
-template <typename T, bool Mul>
-__global__ void binary_kernel(T* out, const T* a, const T* b, Geometry g, int64_t n, T alpha) {
+// `op` is one of ops/BinaryOps.h's functors: the loop body the CPU backend runs too.
+template <typename T, typename Op>
+__global__ void binary_kernel(T* out, const T* a, const T* b, Geometry g, int64_t n, Op op) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n) return;
-  T x = a[offset_of(g, 1, i)], y = b[offset_of(g, 2, i)];
-  out[offset_of(g, 0, i)] = Mul ? x * y : x + alpha * y;
+  out[offset_of(g, 0, i)] = op(a[offset_of(g, 1, i)], b[offset_of(g, 2, i)]);
 }
 
 // ---- contiguous fast paths: no index arithmetic, 16-byte loads and stores -------------
@@ -81,18 +82,18 @@ __device__ inline int64_t thread_count() { return static_cast<int64_t>(gridDim.x
 
 // Grid-stride loops over V-element packs, then the tail element by element. V is 1
 // when an operand is not 16-byte aligned (a view with a storage offset).
-template <typename T, int V, bool Mul>
-__global__ void binary_contiguous_kernel(T* out, const T* a, const T* b, int64_t n, T alpha) {
+template <typename T, int V, typename Op>
+__global__ void binary_contiguous_kernel(T* out, const T* a, const T* b, int64_t n, Op op) {
   using P = Pack<T, V>;
   const int64_t packs = n / V;
   for (int64_t i = thread_index(); i < packs; i += thread_count()) {
     P x = reinterpret_cast<const P*>(a)[i], y = reinterpret_cast<const P*>(b)[i], r;
 #pragma unroll
-    for (int j = 0; j < V; ++j) r.v[j] = Mul ? x.v[j] * y.v[j] : x.v[j] + alpha * y.v[j];
+    for (int j = 0; j < V; ++j) r.v[j] = op(x.v[j], y.v[j]);
     reinterpret_cast<P*>(out)[i] = r;
   }
   for (int64_t i = packs * V + thread_index(); i < n; i += thread_count())
-    out[i] = Mul ? a[i] * b[i] : a[i] + alpha * b[i];
+    out[i] = op(a[i], b[i]);
 }
 
 template <typename T>
@@ -183,13 +184,23 @@ int grid_for(int64_t work_items) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(cap, blocks_for(work_items, kThreads))));
 }
 
-template <typename T, bool Mul>
-void launch_binary_contiguous(T* out, const T* a, const T* b, int64_t n, T alpha) {
+Geometry geometry(std::initializer_list<const Tensor*> operands);
+
+// out = op(a, b) over operands of one shape: 16-byte packs where every operand is
+// contiguous (and aligned), the strided kernel otherwise.
+template <typename T, typename Op>
+void launch_binary(const Tensor& out, const Tensor& a, const Tensor& b, int64_t n, Op op) {
   constexpr int V = kPack<T>;
-  if (aligned16(out) && aligned16(a) && aligned16(b))
-    binary_contiguous_kernel<T, V, Mul><<<grid_for((n + V - 1) / V), kThreads>>>(out, a, b, n, alpha);
-  else
-    binary_contiguous_kernel<T, 1, Mul><<<grid_for(n), kThreads>>>(out, a, b, n, alpha);
+  T* o = out.data<T>();
+  const T *x = a.data<T>(), *y = b.data<T>();
+  if (out.is_contiguous() && a.is_contiguous() && b.is_contiguous()) {
+    if (aligned16(o) && aligned16(x) && aligned16(y))
+      binary_contiguous_kernel<T, V><<<grid_for((n + V - 1) / V), kThreads>>>(o, x, y, n, op);
+    else
+      binary_contiguous_kernel<T, 1><<<grid_for(n), kThreads>>>(o, x, y, n, op);
+  } else {
+    binary_kernel<<<blocks_for(n, kThreads), kThreads>>>(o, x, y, geometry({&out, &a, &b}), n, op);
+  }
 }
 
 template <typename T>
@@ -240,15 +251,8 @@ Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar
   if (n == 0) return it.out;
   const Tensor& target = it.target;
   TL_DISPATCH_ALL_TYPES(it.compute, binary_name(op), {
-    const scalar_t a = alpha.to<scalar_t>();
-    if (target.is_contiguous() && it.a.is_contiguous() && it.b.is_contiguous()) {  // same shape, same layout
-      if (mul) launch_binary_contiguous<scalar_t, true>(target.data<scalar_t>(), it.a.data<scalar_t>(), it.b.data<scalar_t>(), n, a);
-      else launch_binary_contiguous<scalar_t, false>(target.data<scalar_t>(), it.a.data<scalar_t>(), it.b.data<scalar_t>(), n, a);
-    } else {
-      Geometry g = geometry({&target, &it.a, &it.b});
-      auto kernel = mul ? binary_kernel<scalar_t, true> : binary_kernel<scalar_t, false>;
-      kernel<<<blocks_for(n, kThreads), kThreads>>>(target.data<scalar_t>(), it.a.data<scalar_t>(), it.b.data<scalar_t>(), g, n, a);
-    }
+    if (mul) launch_binary<scalar_t>(target, it.a, it.b, n, ops::Mul<scalar_t>{});
+    else launch_binary<scalar_t>(target, it.a, it.b, n, ops::Add<scalar_t>{alpha.to<scalar_t>()});
   });
   check(cudaGetLastError(), mul ? "mul kernel" : "add kernel");
   if (!target.is_same(it.out)) tensorlet::copy_(it.out, target, false);

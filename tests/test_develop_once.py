@@ -57,9 +57,11 @@ def test_develop_builds_once_and_says_so_once(test_package: Callable[..., Path],
     # install check only (buildkit.frontends.noop_develop).
     loaded = "print(sorted(m for m in sys.modules if m in ('buildkit.project', 'buildkit.config.settings')))"
     entry = "from buildkit.frontends.cli.entry import main; assert main(['develop', '.']) == 0"
-    done = run([overlay_python, "-c", f"import sys; {entry}; {loaded}"], cwd=minimal_project, env=BARE_ENV)
-    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
-    assert RESULT_LINE.findall(done.stderr) == ["up to date"], done.stderr
+    setup_py = "import runpy; sys.argv = ['setup.py', 'develop']; runpy.run_path('setup.py', run_name='__main__')"
+    for quick in (entry, setup_py):
+        done = run([overlay_python, "-c", f"import sys; {quick}; {loaded}"], cwd=minimal_project, env=BARE_ENV)
+        assert done.stdout.strip().splitlines()[-1] == "[]", quick + done.stdout + done.stderr
+        assert RESULT_LINE.findall(done.stderr) == ["up to date"], done.stderr
     # A changed input (here the environment) goes through the whole command again.
     done = run([overlay_python, "-c", f"import sys; {entry}; {loaded}"], cwd=minimal_project,
                env={**BARE_ENV, "MAX_JOBS": "1"})

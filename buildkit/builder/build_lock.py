@@ -27,6 +27,12 @@ _held: set[str] = set()  # lock files this process holds
 DEFAULT_TIMEOUT_S = 1800.0
 
 
+def held_here(build_dir: Path) -> bool:
+    """Whether this process holds the build folder's lock (a command in progress builds it)."""
+    lock_file = Path(build_dir).absolute() / ".buildkit" / "lock"
+    return lock_file.exists() and str(lock_file.resolve()) in _held
+
+
 def lock_build_folder(build_dir: Path, timeout: float = DEFAULT_TIMEOUT_S):
     """The lock of one build folder (``<build>/.buildkit/lock``), as a context manager."""
     build_dir = Path(build_dir).absolute()

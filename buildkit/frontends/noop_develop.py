@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from buildkit._util.fileutil import read_json, write_atomic
-from buildkit.builder.build_lock import lock_build_folder
+from buildkit.builder.build_lock import held_here, lock_build_folder
 from buildkit.builder.build_output import print_summary, run_step
 from buildkit.builder.install_step import InstallCheck, PackageTreeInstall
+from buildkit.errors import reporting_errors
 
 if TYPE_CHECKING:
     from buildkit.project import Project
@@ -34,6 +35,14 @@ RECORD = Path("build") / ".buildkit" / "noop-develop.json"
 FORMAT = 1
 # Variables a shell changes between commands without changing what a build does.
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID"})
+
+
+def setup_py_request(argv: list[str], script: str) -> Path | None:
+    """The project root for ``python setup.py develop`` (nothing else); None otherwise."""
+    if argv != ["develop"] or os.environ.get("VERBOSE", "0") not in {"", "0"}:
+        return None
+    path = Path(script)
+    return path.resolve().parent if path.name == "setup.py" and path.is_file() else None
 
 
 def request(argv: list[str]) -> tuple[Path, bool] | None:
@@ -92,6 +101,13 @@ def _inputs(root: Path, register: bool, files: list[str]) -> dict:
             "environment": _environment(), "files": {path: _stat(path) for path in every}}
 
 
+def answer_setup_py(argv: list[str]) -> bool:
+    """``python setup.py develop`` with nothing to do: True once answered (a failed ninja is
+    reported and exits, as in the full command)."""
+    root = setup_py_request(argv[1:], argv[0] if argv else "")
+    return root is not None and reporting_errors(lambda: run_if_current(root, register=True))
+
+
 def run_if_current(root: Path, register: bool) -> bool:
     """Run ninja and the install check when nothing else changed since the recorded run;
     True when that was the whole command (nothing to build or install)."""
@@ -102,6 +118,8 @@ def run_if_current(root: Path, register: bool) -> bool:
     if record.get("inputs") != _inputs(root, register, record.get("files", [])):
         return False
     build_dir = Path(record["build_dir"])
+    if held_here(build_dir):
+        return False  # `buildkit develop` runs setup.py in-process, holding the lock: it decides
     installer = PackageTreeInstall(build_dir, Path(record["install_prefix"]), Path(record["cmake"]),
                                    record["build_type"])
     with lock_build_folder(build_dir):
@@ -133,7 +151,8 @@ def record(project: "Project", register: bool) -> None:
     files = [str(build_dir / name) for name in ("CMakeCache.txt", "build.ninja")]
     files += [str(p) for p in sorted((build_dir / ".buildkit").glob("*.json")) if p.name != RECORD.name]
     files += [str(tool.path) for tool in tools.tools().values() if tool is not None]
-    files += [str(project.settings.package_dir), str(project.root / project.settings.version_file)]
+    files += [str(project.settings.package_dir), str(project.root / project.settings.version_file),
+              str(project.root / project.settings.readme)]  # the registration's METADATA holds the README
     stub = project.settings.extension
     files += [str(project.root / source) for source in (stub.sources if stub else ())]
     files = list(dict.fromkeys(files))

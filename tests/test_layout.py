@@ -297,3 +297,22 @@ def test_real_wheel_library_only(wheel_project: Path) -> None:
     names = pep517_wheel_names(wheel_project, LIB)
     expected = {"__init__.py", "extra/a.txt", "lib/libfoo.so", "lib/libfoo.so.1", *COMMON}
     assert names == {f"libfoo/{rel}" for rel in expected}
+
+
+def test_library_staging_copies_only_what_changed(tmp_path):
+    """Every setup() call stages a library-only wheel's files: an unchanged file is not
+    copied again, a changed one is, and one no longer installed goes."""
+    source, staging = tmp_path / "tree", tmp_path / "staging"
+    for rel, text in {"lib/libx.so": "x", "include/x.h": "int x();", "include/old.h": "old"}.items():
+        (source / rel).parent.mkdir(parents=True, exist_ok=True)
+        (source / rel).write_text(text)
+    library_only_layout(["lib/libx.so", "include/x.h", "include/old.h"], source, staging, "libx")
+    staged = staging / "libx"
+    inodes = {rel: (staged / rel).stat().st_ino for rel in ("lib/libx.so", "include/x.h")}
+    (source / "include" / "x.h").write_text("int x(int);")
+    library_only_layout(["lib/libx.so", "include/x.h"], source, staging, "libx")
+    assert (staged / "lib" / "libx.so").stat().st_ino == inodes["lib/libx.so"]  # not copied again
+    assert (staged / "include" / "x.h").read_text() == "int x(int);"
+    assert not (staged / "include" / "old.h").exists()
+    assert sorted(p.relative_to(staged).as_posix() for p in staged.rglob("*") if p.is_file()) == [
+        "__init__.py", "include/x.h", "lib/libx.so"]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable, Sequence, TypeVar
 
 from buildkit._util import console
+from buildkit._util.fileutil import write_text_if_changed
 from buildkit.config.conditions import BoolCache, evaluate_condition, parse_condition
 from buildkit.config.globs import check_glob, glob_match
 from buildkit.config.modes import WheelMode
@@ -217,19 +218,46 @@ def library_only_layout(files: Sequence[str], source_dir: Path, staging_dir: Pat
         raise ConfigError(f"Library data package name {data_package!r} is not a valid package name.",
                           "Use a Python identifier such as 'libfoo'.")
     target = Path(staging_dir) / data_package
-    shutil.rmtree(target, ignore_errors=True)  # drop files a previous build staged
     # Nothing to stage yet when only metadata is asked for (PEP 517's
     # get_requires_for_build_wheel in a folder last built in another mode).
     target.mkdir(parents=True, exist_ok=True)
-    for rel in files:
-        dest = target / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(Path(source_dir) / rel, dest, follow_symlinks=False)
+    _sync_staged(files, Path(source_dir), target)
     # An __init__ makes the directory importable; buildkit's packaging replaces it with the
     # discovery modules (buildkit.package.discovery), which describe the files finally shipped.
-    (target / "__init__.py").write_text(f'"""Native libraries and headers ({data_package})."""\n')
+    write_text_if_changed(target / "__init__.py", f'"""Native libraries and headers ({data_package})."""\n')
     return WheelLayout([data_package], {data_package: target.as_posix()},
                        {data_package: sorted(files)})
+
+
+def _sync_staged(files: Sequence[str], source_dir: Path, target: Path) -> None:
+    """Make ``target`` hold exactly ``files`` from ``source_dir``: every setup() call stages
+    them (``--version`` and ``egg_info`` too), so only a file whose size or mtime differs
+    from its staged copy is copied again (copy2 keeps the mtime), and a file a previous
+    build staged that is no longer installed is removed."""
+    wanted = set(files) | {"__init__.py"}
+    for folder, _, names in os.walk(target, topdown=False):
+        for name in names:
+            path = Path(folder) / name
+            if path.relative_to(target).as_posix() not in wanted:
+                path.unlink()
+        if Path(folder) != target and not any(Path(folder).iterdir()):
+            Path(folder).rmdir()
+    for rel in files:
+        source, dest = source_dir / rel, target / rel
+        have, want = _stamp(dest), _stamp(source)
+        if have is None or have != want or source.is_symlink() != dest.is_symlink():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.lexists(dest):
+                dest.unlink()
+            shutil.copy2(source, dest, follow_symlinks=False)
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns
 
 
 def installed_module_path(root: Path, dotted_name: str) -> Path | None:

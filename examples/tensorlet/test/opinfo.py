@@ -308,6 +308,15 @@ def _integer_results(T):
     assert _dt(T.argmax(x)) == "int64"
 
 
+def _numbers_for_tensors(T):
+    x = _t(T, [1.0, 3.0], "float32")
+    for op in ("add", "sub", "mul", "div", "eq", "lt", "gt"):
+        assert _dt(getattr(T, op)(x, 2)) in ("float32", "bool"), op
+    assert T.where(_t(T, [True, False], "bool"), x, 0.0).tolist() == [1.0, 0.0]
+    for op, arg in (("maximum", 2), ("mm", 2.0), ("matmul", 2), ("bmm", 1)):
+        _refuses(lambda: getattr(T, op)(x, arg), r"must be Tensor|invalid combination of arguments")
+
+
 RULES = [
     Rule(("add", "mul", "maximum", "sub", "div"), "promotion: the higher of two dimensioned tensors' dtypes (bool < "
          "uint8 < int32 < int64 < float32 < float64); a 0-dim tensor counts only when of a higher category "
@@ -323,6 +332,9 @@ RULES = [
          "result", _alpha),
     Rule(("add", "mul", "div"), "in-place: the result dtype must cast to self's (int32.add_(float32) and "
          "int32.div_(int32) are refused); integer results wrap around", _inplace_casts),
+    Rule(("add", "sub", "mul", "div", "eq", "lt", "gt", "maximum", "mm", "matmul", "bmm"), "a Python number "
+         "stands for a tensor only in the arithmetic ops, the comparisons and where (torch's Scalar overloads); "
+         "maximum, mm, matmul and bmm refuse one", _numbers_for_tensors),
     Rule(("sum", "exp", "sqrt", "neg", "sign", "amax", "argmax"), "integer results: sum of integers is int64 "
          "(dtype= overrides), float functions of integers give float32, neg of uint8 wraps, sign and amax of bool "
          "stay bool, argmax gives int64", _integer_results),

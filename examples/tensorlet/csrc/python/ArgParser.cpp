@@ -1,7 +1,9 @@
 // Binds Python (args, kwargs) to a schema: positional then keyword arguments,
-// defaults from the schema, Python numbers accepted where a Tensor is expected
-// (as 0-dim "wrapped number" tensors), and `f(2, 3)` accepted for `int[] size`.
+// defaults from the schema, Python numbers accepted where a Tensor is expected in the
+// ops torch accepts them for (as 0-dim "wrapped number" tensors), and `f(2, 3)`
+// accepted for `int[] size`.
 #include <sstream>
+#include <unordered_set>
 
 #include "python/PythonBindings.h"
 
@@ -18,11 +20,20 @@ bool is_int_sequence(PyObject* o) {
   return true;
 }
 
-bool matches(const SchemaArgument& a, PyObject* o) {
+// torch's binding takes a Python number for a Tensor argument only in the arithmetic
+// ops, the comparisons and where (which have Scalar overloads there) and copy_:
+// `torch.maximum(x, 2)` or `torch.mm(x, 2)` is a TypeError, so it is one here too.
+bool numbers_as_tensors(const std::string& op) {
+  static const std::unordered_set<std::string> ops = {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_",
+                                                      "eq",  "lt",   "gt",  "where", "copy_"};
+  return ops.count(op) > 0;
+}
+
+bool matches(const SchemaArgument& a, PyObject* o, bool numbers) {
   if (o == Py_None) return a.type.is_optional || (a.default_text && *a.default_text == "None");
   if (a.type.is_list) return is_int_sequence(o) || is_int(o);
   switch (a.type.base) {
-    case BaseType::Tensor: return is_tensor(o) || is_number(o);
+    case BaseType::Tensor: return is_tensor(o) || (numbers && is_number(o));
     case BaseType::Scalar: return is_number(o) || (is_tensor(o) && unpack_tensor(o).numel() == 1);
     case BaseType::Float: return PyFloat_Check(o) || is_int(o);
     case BaseType::Int: return is_int(o);
@@ -152,13 +163,14 @@ bool PythonArgParser::try_bind(const FunctionSchema& s, PyObject* self, PyObject
       if (!found) return false;
     }
   }
+  const bool numbers = numbers_as_tensors(s.name);
   for (size_t i = 0; i < params.size(); ++i) {
     PyObject* v = out.values[i];
     if (!v) {
       if (!params[i].default_text) return false;
       continue;
     }
-    if (!matches(params[i], v)) return false;
+    if (!matches(params[i], v, numbers)) return false;
   }
   return true;
 }

@@ -7,9 +7,8 @@ directories.  Patterns are relative to the package directory and may not leave i
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
+import re
 from functools import lru_cache
-from typing import Sequence
 
 from buildkit.errors import ConfigError
 
@@ -28,16 +27,58 @@ def check_glob(pattern: str) -> tuple[str, ...]:
     return segments
 
 
-def _match(pattern: Sequence[str], parts: Sequence[str]) -> bool:
-    if not pattern:
-        return not parts
-    if pattern[0] == "**":  # any number of directories, including none
-        return any(_match(pattern[1:], parts[i:]) for i in range(len(parts) + 1))
-    return bool(parts) and fnmatchcase(parts[0], pattern[0]) and _match(pattern[1:], parts[1:])
+def _segment_regex(segment: str) -> str:
+    """fnmatch's ``*``, ``?`` and ``[..]`` for one path segment: none of them matches ``/``."""
+    out, index = [], 0
+    while index < len(segment):
+        char = segment[index]
+        index += 1
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = index + (segment[index:index + 1] == "!")
+            end += segment[end:end + 1] == "]"
+            end = segment.find("]", end)
+            if end < 0:
+                out.append("\\[")
+                continue
+            body = segment[index:end].replace("\\", "\\\\")
+            if body.startswith("!"):
+                out.append("[^/" + body[1:] + "]")
+            else:  # a leading ^ is a character here, as in fnmatch
+                out.append("(?!/)[" + ("\\" + body if body.startswith("^") else body) + "]")
+            index = end + 1
+        else:
+            out.append(re.escape(char))
+    return "".join(out)
+
+
+@lru_cache(maxsize=None)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    segments: list[str] = []
+    for segment in check_glob(pattern):
+        if not (segment == "**" and segments[-1:] == ["**"]):  # `**/**` spans what one `**` spans
+            segments.append(segment)
+    regex = ""
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":  # any number of directories, including none
+            if last and regex.endswith("/"):
+                regex = regex[:-1] + "(?:/[^/]*)*"
+            elif last:
+                regex += "(?:[^/]*(?:/[^/]*)*)?"
+            else:
+                regex += "(?:[^/]*/)*"
+            continue
+        regex += _segment_regex(segment) + ("" if last else "/")
+    return re.compile(regex)
 
 
 def glob_match(pattern: str, path: str) -> bool:
     """Whether a posix ``path`` matches ``pattern``: ``*``, ``?`` and ``[..]`` stay inside
     one segment, and a ``**`` segment spans directories (``include/**/*.h`` matches
-    ``include/a.h`` and ``include/x/y/a.h``)."""
-    return _match(check_glob(pattern), path.split("/"))
+    ``include/a.h`` and ``include/x/y/a.h``).  Each pattern is compiled once: the wheel's
+    files are matched against every rule, thousands of files times a dozen patterns."""
+    return _compiled(pattern).fullmatch(path) is not None

@@ -316,3 +316,14 @@ def test_library_staging_copies_only_what_changed(tmp_path):
     assert not (staged / "include" / "old.h").exists()
     assert sorted(p.relative_to(staged).as_posix() for p in staged.rglob("*") if p.is_file()) == [
         "__init__.py", "include/x.h", "lib/libx.so"]
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), [
+    ("include/**", "include", True), ("include/**", "include/a/b.h", True), ("include/**", "includes/a", False),
+    ("**/*.h", "a.h", True), ("**/*.h", "x/y/a.h", True), ("a/**/**", "a", True), ("a/**/b", "a/b", True),
+    ("a/**/b", "a/x/y/b", True), ("*.h", "x/a.h", False), ("[!a]*", "b", True), ("[!a]*", "a", False),
+    ("[^a]", "^", True), ("[^a]", "b", False), ("x[+-0]", "x/", False), ("lib?.so", "libx.so", True),
+    ("lib?.so", "lib/.so", False), ("[]a]", "]", True), ("a[", "a[", True),
+])
+def test_glob_segments_match_as_fnmatch_within_a_segment(pattern, path, expected):
+    assert glob_match(pattern, path) is expected

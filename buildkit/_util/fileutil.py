@@ -74,20 +74,26 @@ def mtime_ns(path: Path) -> int | None:
 
 
 class FolderResolver:
-    """``Path.resolve()`` of many files' folders, each folder resolved once: thousands of
-    installed files share a few dozen folders, and each resolve walks every component."""
+    """``Path.resolve()`` of many files' folders, each folder resolved once and paths kept
+    as strings: thousands of installed files share a few dozen folders, and both a
+    resolve and a ``Path`` object per file cost more than the rest of their handling."""
 
     def __init__(self) -> None:
-        self._folders: dict[str, Path] = {}
+        self._folders: dict[str, str] = {}
 
-    def folder(self, folder: Path) -> Path:
+    def folder(self, folder: str | Path) -> str:
         key = str(folder)
         if key not in self._folders:
-            self._folders[key] = Path(folder).resolve()
+            self._folders[key] = os.path.realpath(key)
         return self._folders[key]
 
-    def file(self, path: Path) -> Path:
+    def file(self, path: str | Path) -> str:
         """The path with its folder resolved; the file itself may be a link (``libfoo.so``)."""
-        path = Path(path).absolute()
-        return self.folder(path.parent) / path.name
+        folder, name = os.path.split(os.path.abspath(path))
+        return os.path.join(self.folder(folder), name)
 
+
+def relative_under(path: str, folder: str) -> str | None:
+    """``path`` relative to ``folder`` (both resolved strings), posix; None when not below it."""
+    prefix = folder.rstrip(os.sep) + os.sep
+    return path[len(prefix):].replace(os.sep, "/") if path.startswith(prefix) else None

@@ -66,12 +66,22 @@ def _prefix_key(prefix: Path) -> str:
     return hashlib.sha256(str(Path(prefix).absolute()).encode()).hexdigest()[:12]
 
 
+_read_manifests: dict[str, tuple[tuple[int, int, int], list[Path]]] = {}
+
+
 def _read_lines(path: Path) -> list[Path]:
+    """A manifest's paths; one command reads the same manifest several times (staging,
+    package data, metadata), 8,000 Path objects each, so it is parsed once per version."""
     try:
-        text = path.read_text(encoding="utf-8")
+        info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [Path(line) for line in text.splitlines() if line.strip()]
+    stamp = (info.st_mtime_ns, info.st_size, info.st_ino)  # written by rename: a new inode each time
+    cached = _read_manifests.get(str(path))
+    if cached is None or cached[0] != stamp:
+        text = Path(path).read_text(encoding="utf-8")
+        cached = _read_manifests[str(path)] = (stamp, [Path(line) for line in text.splitlines() if line.strip()])
+    return list(cached[1])
 
 
 def read_install_manifest(build_dir: Path, prefix: Path | None = None) -> list[Path]:

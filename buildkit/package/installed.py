@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Collection, Iterable, Sequence
 
 from buildkit._util import console
-from buildkit._util.fileutil import FolderResolver, read_json, write_json
+from buildkit._util.fileutil import FolderResolver, read_json, relative_under, write_json
 from buildkit.builder.install_step import STATE
 from buildkit.config.conditions import BoolCache
 from buildkit.config.globs import glob_match
@@ -81,7 +81,7 @@ def sort_installed(installed: Iterable[Path], tree: PackageTree, *, rules: Seque
     excluded, dropped, used, py_modules = [], [], set(), []
     resolver = FolderResolver()
     for path in installed:
-        located = _in_wheel(Path(path), tree, main, resolver)
+        located = _in_wheel(path, tree, main, resolver)
         if located is None:
             continue  # outside the package tree: the wheel's data/scripts folders, an absolute destination
         in_wheel, in_main = located
@@ -112,22 +112,19 @@ def _slashed(dotted: str) -> str:
     return dotted.replace(".", "/")
 
 
-def _in_wheel(path: Path, tree: PackageTree, main: str,
+def _in_wheel(path: str | Path, tree: PackageTree, main: str,
               resolver: FolderResolver) -> tuple[str, str | None] | None:
     """The file's path in the wheel, and relative to the main package's folder (None when
     it is not under it); None when it is outside the package tree."""
     # Resolve the folder only: an installed symlink (libfoo.so -> libfoo.so.1) is a file of its own.
-    path = resolver.file(path)
-    if not os.path.lexists(path) or path.is_dir():
+    resolved = resolver.file(path)
+    if not os.path.lexists(resolved) or os.path.isdir(resolved):
         return None
-    folder = resolver.folder(tree.package_folder)
-    if path.is_relative_to(folder):
-        in_main = path.relative_to(folder).as_posix()
+    in_main = relative_under(resolved, resolver.folder(tree.package_folder))
+    if in_main is not None:
         return f"{main}/{in_main}", in_main
-    root = resolver.folder(tree.root)
-    if path.is_relative_to(root):
-        return path.relative_to(root).as_posix(), None
-    return None
+    in_wheel = relative_under(resolved, resolver.folder(tree.root))
+    return (in_wheel, None) if in_wheel is not None else None
 
 
 def _kept_out(in_wheel: str, in_main: str | None, tree: PackageTree, rules: Sequence[PackageDataRule],

@@ -20,7 +20,7 @@ from typing import Iterable, Mapping, Sequence
 
 from packaging.version import Version
 
-from buildkit._util.fileutil import FolderResolver
+from buildkit._util.fileutil import FolderResolver, relative_under
 from buildkit.errors import BuildkitError
 from buildkit.package.wheel_root import wheel_dirs_root
 
@@ -41,10 +41,10 @@ def installed_metadata_files(installed: Iterable[Path], build_dir: Path) -> dict
     root = metadata_dir(build_dir).resolve()
     resolver = FolderResolver()
     found = {}
-    for path in (resolver.file(p) for p in installed):
-        if not path.is_relative_to(root):
+    for name in (resolver.file(p) for p in installed):
+        if relative_under(name, str(root)) is None:
             continue  # most installed files: decided without resolving each one
-        path = path.resolve()
+        path = Path(name).resolve()
         if path.is_relative_to(root) and path.is_file():
             found[path.relative_to(root).as_posix()] = path
     return dict(sorted(found.items()))

@@ -238,12 +238,12 @@ class BdistWheel(_bdist_wheel):
         self.archive_root = archive_root
         # Where install_lib would have copied each file of build/lib, package data included.
         install_lib = self.get_finalized_command("install_lib")
-        package_data = [(os.path.join(install_lib.install_dir, os.path.relpath(target, install_lib.build_dir)),
+        package_data = [(os.path.join(install_lib.install_dir, _relative(target, install_lib.build_dir)),
                          source, stat.S_IWRITE)  # setuptools makes each copy of package data writable
                         for target, source in left_in_place]
         # Later ones win: build_py keeps a module over package data of the same path.
         self.by_reference = tuple(
-            Member(os.path.relpath(target, archive_root).replace(os.sep, "/"), Path(source).absolute(), add_mode)
+            Member(_relative(target, str(archive_root)).replace(os.sep, "/"), Path(source).absolute(), add_mode)
             for target, source, add_mode in [*package_data, *((t, s, 0) for t, s in lib_files)])
 
         if sys.platform == "darwin":  # the macOS tag comes from the binaries found in bdist_dir
@@ -377,3 +377,10 @@ def _process_exists(pid: int) -> bool:
         return True
     return True
 
+
+def _relative(path: str, base: str) -> str:
+    """``os.path.relpath`` for a path written below ``base``, without relpath's two
+    ``abspath`` calls per file (thousands of files per wheel)."""
+    path, base = os.path.normpath(path), os.path.normpath(base)
+    prefix = base.rstrip(os.sep) + os.sep
+    return path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, base)

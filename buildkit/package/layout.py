@@ -129,8 +129,9 @@ def collect_package_data(package_dir: Path, rules: Iterable[PackageDataRule], mo
         raise ConfigError(f"Package directory {package_dir} does not exist.",
                           "Run the CMake build and install step before collecting package data.")
     # Symlinked files count (lib/libfoo.so -> libfoo.so.1); symlinked dirs are not entered.
-    tree = [Path(d, n).relative_to(package_dir).as_posix()
-            for d, _, names in os.walk(package_dir) for n in names if os.path.isfile(os.path.join(d, n))]
+    top = str(package_dir)
+    tree = [f"{d[len(top) + 1:]}/{n}".lstrip("/").replace(os.sep, "/")  # strings: thousands of files
+            for d, _, names in os.walk(top) for n in names if os.path.isfile(os.path.join(d, n))]
     rules = list(rules)
     active = [r for r in rules if r.active(mode, cache)]
     global_excludes = [p for r in active if not r.include for p in r.exclude]

@@ -62,6 +62,16 @@ def test_develop_builds_once_and_says_so_once(test_package: Callable[..., Path],
         done = run([overlay_python, "-c", f"import sys; {quick}; {loaded}"], cwd=minimal_project, env=BARE_ENV)
         assert done.stdout.strip().splitlines()[-1] == "[]", quick + done.stdout + done.stderr
         assert RESULT_LINE.findall(done.stderr) == ["up to date"], done.stderr
+    # An edited source and installed header: ninja and the install, still without the project.
+    with (minimal_project / "csrc" / "minimal.cpp").open("a") as handle:
+        handle.write("// edited\n")
+    header = minimal_project / "include" / "minimal" / "minimal.h"
+    header.write_text(header.read_text() + "// edited\n")
+    done = run([overlay_python, "-c", f"import sys; {entry}; {loaded}"], cwd=minimal_project, env=BARE_ENV)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+    assert RESULT_LINE.findall(done.stderr) == ["done in"], done.stderr
+    installed = [p for p in (minimal_project / "minimal").rglob(header.name)]
+    assert installed and all(p.read_text() == header.read_text() for p in installed)
     # A changed input (here the environment) goes through the whole command again.
     done = run([overlay_python, "-c", f"import sys; {entry}; {loaded}"], cwd=minimal_project,
                env={**BARE_ENV, "MAX_JOBS": "1"})

@@ -1,4 +1,4 @@
-"""The no-op ``buildkit develop``: ninja and the install check, without loading the project.
+"""The edit-compile loop's ``buildkit develop``: ninja and the install, without loading the project.
 
 Reading ``[tool.buildkit]``, the options and the build environment means importing
 most of buildkit (about 0.17 s of a 2-core machine's CPU, as much as ninja's own
@@ -6,9 +6,10 @@ no-op on a PyTorch-sized tree).  After a successful ``develop`` or ``build``, th
 record here keeps what that run depended on besides the sources ninja and the
 install step check themselves: the environment, the interpreter, the project's
 configuration files, the build folder's records, the tools, git's HEAD and the
-import path's folders.  When all of them are unchanged, a run is ninja plus the
-install step's plan; anything else (a change, real ninja work, an install) goes on
-to the full command, which records again.
+import path's folders.  When all of them are unchanged, a run is ninja and the
+install step (its check beside ninja); anything else (a changed input, CMake
+regenerating the build, an install that changes which files are installed) goes
+on to the full command, which records again.
 """
 
 from __future__ import annotations
@@ -109,13 +110,16 @@ def answer_setup_py(argv: list[str]) -> bool:
 
 
 def run_if_current(root: Path, register: bool) -> bool:
-    """Run ninja and the install check when nothing else changed since the recorded run;
-    True when that was the whole command (nothing to build or install)."""
+    """Build and install when nothing but sources changed since the recorded run; True when
+    that was the whole command.  False hands over to the full command: an input changed,
+    CMake regenerated the build, or the install changed which files are installed (the
+    editable registration and the stub may depend on that)."""
     started = time.perf_counter()
     record = read_json(root / RECORD)
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         return False
-    if record.get("inputs") != _inputs(root, register, record.get("files", [])):
+    inputs = _inputs(root, register, record.get("files", []))
+    if record.get("inputs") != inputs:
         return False
     build_dir = Path(record["build_dir"])
     if held_here(build_dir):
@@ -132,12 +136,21 @@ def run_if_current(root: Path, register: bool) -> bool:
         build = run_step("build", record["build_command"], build_dir=build_dir, verbose=False,
                          jobs=record["jobs"])
         checking.join()
-        if build.steps or not build.no_work or not checked:
-            return False  # the full command installs and reports what was built
-        if installer.install(build, checked[0]) is not None:
-            return False  # installed something: the full command checks what depends on it
-    print_summary([("build", time.perf_counter() - started)], 0)
+        if any(_stat(path) != inputs["files"].get(path) for path in _regenerated(build_dir)) or not checked:
+            return False  # CMake regenerated the build: the full command reads it again
+        untouched = build.no_work and not build.steps
+        before = installer.manifest()
+        installed = installer.install(build, checked[0] if untouched else None)
+        if installed is not None and installer.manifest() != before:
+            return False
+    timings = [("build", build.seconds), *([("install", installed.seconds)] if installed else [])]
+    print_summary(timings if installed or build.steps else [("build", time.perf_counter() - started)], build.steps)
     return True
+
+
+def _regenerated(build_dir: Path) -> list[str]:
+    """What a CMake run inside ninja rewrites."""
+    return [str(build_dir / "CMakeCache.txt"), str(build_dir / "build.ninja")]
 
 
 def record(project: "Project", register: bool) -> None:
@@ -148,8 +161,11 @@ def record(project: "Project", register: bool) -> None:
     tools = driver._tools()
     jobs = driver.job_count()
     build_dir = project.build_dir
-    files = [str(build_dir / name) for name in ("CMakeCache.txt", "build.ninja")]
-    files += [str(p) for p in sorted((build_dir / ".buildkit").glob("*.json")) if p.name != RECORD.name]
+    files = _regenerated(build_dir)
+    # The build folder's records, less the install's own (which the install step checks
+    # itself, and rewrites after each edit) and this one.
+    files += [str(p) for p in sorted((build_dir / ".buildkit").glob("*.json"))
+              if p.name != RECORD.name and not p.name.startswith("install-")]
     files += [str(tool.path) for tool in tools.tools().values() if tool is not None]
     files += [str(project.settings.package_dir), str(project.root / project.settings.version_file),
               str(project.root / project.settings.readme)]  # the registration's METADATA holds the README

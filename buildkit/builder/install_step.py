@@ -141,6 +141,7 @@ class PackageTreeInstall:
         self.manifest_copy = state / f"manifest-{key}.txt"
         self.script_path = state / f"install-{key}.cmake"
         self.output_path = state / f"install-{key}.out"
+        self.outputs_changed = False  # the last install() added or removed installed files
 
     # ------------------------------------------------------------------ entry
     def check(self) -> InstallCheck:
@@ -308,6 +309,7 @@ class PackageTreeInstall:
         """Remove what is no longer installed, then record; the marker goes last."""
         previous = self.manifest()
         current = new.outputs()
+        self.outputs_changed = previous != current
         self.prune_stale(previous - current)
         new.folders = folder_times({os.path.dirname(path) for path in current})
         listing = "".join(f"{path}\n" for path in sorted(current))
@@ -326,6 +328,7 @@ class PackageTreeInstall:
         result = run_step("install", command, build_dir=self.build_dir, verbose=self.verbose,
                           env={**os.environ, "CMAKE_INSTALL_ALWAYS": "1"})
         written = {str(path) for path in _read_lines(self.build_dir / INSTALL_MANIFEST)}
+        self.outputs_changed = self.manifest() != written
         self.prune_stale(self.manifest() - written)
         write_atomic(self.manifest_copy, "".join(f"{p}\n" for p in sorted(written)).encode("utf-8"))
         self.pending.unlink(missing_ok=True)

@@ -139,9 +139,8 @@ def run_if_current(root: Path, register: bool) -> bool:
         if any(_stat(path) != inputs["files"].get(path) for path in _regenerated(build_dir)) or not checked:
             return False  # CMake regenerated the build: the full command reads it again
         untouched = build.no_work and not build.steps
-        before = installer.manifest()
         installed = installer.install(build, checked[0] if untouched else None)
-        if installed is not None and installer.manifest() != before:
+        if installed is not None and installer.outputs_changed:
             return False
     timings = [("build", build.seconds), *([("install", installed.seconds)] if installed else [])]
     print_summary(timings if installed or build.steps else [("build", time.perf_counter() - started)], build.steps)

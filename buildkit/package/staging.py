@@ -42,16 +42,20 @@ def _in_place_outputs(name: str) -> bool:
 def source_files(project_root: Path, layout: PythonLayout, develop_outputs: Collection[Path]) -> dict[str, Path]:
     """Staged path (relative, posix) -> source file, for every file of the layout's
     packages and top-level modules that belongs in a wheel build's staging tree."""
-    skipped = {Path(p).absolute() for p in develop_outputs}
+    # Strings, not Paths: the package folder of a develop build holds what CMake installed
+    # there (thousands of headers), each of which is looked up here.
+    skipped = {os.path.abspath(p) for p in develop_outputs}
     found: dict[str, Path] = {}
     for name in layout.top_level_packages:
         folder = project_root / layout.folder_of(name)
         for directory, subdirs, files in os.walk(folder):
             subdirs[:] = [d for d in subdirs if d not in _NEVER]
             for file in files:
-                path = Path(directory, file)
-                if file.endswith(_NEVER_SUFFIXES) or _in_place_outputs(file) or path.absolute() in skipped:
+                name_on_disk = os.path.join(directory, file)
+                if (file.endswith(_NEVER_SUFFIXES) or _in_place_outputs(file)
+                        or os.path.abspath(name_on_disk) in skipped):
                     continue
+                path = Path(name_on_disk)
                 if file.endswith(".py") and is_generated_version_file(path):
                     continue
                 staged = (layout.package_root / name / path.relative_to(folder)).as_posix()
@@ -76,12 +80,12 @@ def sync_sources(files: dict[str, Path], root: Path, installed: Iterable[Path]) 
         shutil.copy2(source, target)
     if not root.is_dir():
         return
-    keep = {(root / PurePosixPath(r)).absolute() for r in files} | {Path(p).absolute() for p in installed}
+    keep = {os.path.abspath(root / PurePosixPath(r)) for r in files} | {os.path.abspath(p) for p in installed}
     for directory, _, names in os.walk(root, topdown=False):
         for name in names:
-            path = Path(directory, name).absolute()
+            path = os.path.abspath(os.path.join(directory, name))
             if path not in keep:
-                path.unlink()
+                os.unlink(path)
         if Path(directory) != root and not any(Path(directory).iterdir()):
             Path(directory).rmdir()
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from buildkit.builder import toolchain
 from buildkit_testing.projects import copy_test_package
 from buildkit_testing.venvs import make_venv, overlay_venv, pip_install, venv_env
 
@@ -51,3 +52,12 @@ def fake_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     directory.mkdir()
     monkeypatch.setenv("PATH", f"{directory}{os.pathsep}{os.environ['PATH']}")
     return directory
+
+
+@pytest.fixture
+def session_probe_cache(tmp_path_factory, monkeypatch) -> Path:
+    """One toolchain probe cache for the test session, away from the user's ~/.cache."""
+    path = tmp_path_factory.getbasetemp() / "toolchain-cache.json"
+    monkeypatch.setattr(toolchain, "default_cache_path", lambda: path)
+    return path
+

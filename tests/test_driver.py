@@ -27,10 +27,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(autouse=True)
-def probe_cache(tmp_path_factory, monkeypatch):
-    # One probe cache for the session, away from the user's ~/.cache.
-    path = tmp_path_factory.getbasetemp() / "toolchain-cache.json"
-    monkeypatch.setattr(toolchain, "default_cache_path", lambda: path)
+def probe_cache(session_probe_cache):
+    """Every test here probes tools: one cache for the session."""
 
 
 @pytest.fixture

@@ -39,9 +39,8 @@ OLD = 1_600_000_000 * 10**9  # a source date long before any install: never racy
 
 
 @pytest.fixture(autouse=True)
-def probe_cache(tmp_path_factory, monkeypatch):
-    path = tmp_path_factory.getbasetemp() / "toolchain-cache.json"
-    monkeypatch.setattr(toolchain, "default_cache_path", lambda: path)
+def probe_cache(session_probe_cache):
+    """Every test here probes tools: one cache for the session."""
 
 
 @pytest.fixture

@@ -25,7 +25,6 @@ every rule again.  A script this reader does not understand falls back to a whol
 
 from __future__ import annotations
 
-import filecmp
 import hashlib
 import os
 import shutil
@@ -252,7 +251,7 @@ class PackageTreeInstall:
                 copies.append((source, installed))
             elif record.is_racy(recorded):
                 plan.racy_ns = max(plan.racy_ns, recorded[1])
-                if not filecmp.cmp(source, installed, shallow=False):
+                if _differs(source, installed):
                     copies.append((source, installed))
         if copies:
             plan.copies[unit.key] = copies
@@ -298,8 +297,7 @@ class PackageTreeInstall:
             if plan.runs.get(unit.key) is False and record is not None:
                 previous = record.units[unit.key].members or {}
                 copies += [(source, installed) for installed, (source, now) in entry.members.items()
-                           if _maybe_changed(previous.get(installed), now, record)
-                           and not filecmp.cmp(source, installed, shallow=False)]
+                           if _maybe_changed(previous.get(installed), now, record) and _differs(source, installed)]
             for source, installed in copies:
                 entry.members[installed] = [source, _copy_file(source, installed)]
                 copied += 1
@@ -357,6 +355,21 @@ def _describe(unit: InstallUnit) -> str:
 
 def _changed_inputs(unit: InstallUnit, previous: UnitRecord, plan: Plan) -> list[str]:
     return [path for path in unit.inputs if plan.inputs[unit.key][path] != previous.inputs.get(path)]
+
+
+def _differs(source: str, installed: str) -> bool:
+    """Whether the installed copy's bytes differ from the source's (or it cannot be read).
+    Not filecmp: it caches answers by size and mtime, the very stat this compare distrusts."""
+    try:
+        with open(source, "rb") as a, open(installed, "rb") as b:
+            while True:
+                chunk = a.read(1 << 20)
+                if chunk != b.read(1 << 20):
+                    return True
+                if not chunk:
+                    return False
+    except OSError:
+        return True
 
 
 def _maybe_changed(previous: list | None, now: list, record: InstallRecord) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder import toolchain
+from buildkit.builder import install_record, toolchain
 from buildkit.builder.driver import CMakeDriver
 from buildkit.builder.install_script import read_units
 from buildkit.config.options import load_options, option_keys
@@ -210,3 +210,19 @@ def test_partial_script_text_is_cmake_code(tmp_path):
     first, second = scripts.units
     assert first.is_tree and first.sources == ["/src/a(1).h", "/src/b.h"] and first.destination == "x"
     assert not second.is_tree and second.runs_with_component
+
+
+def test_a_racy_entry_is_compared_by_content(project, monkeypatch):
+    """With file times too coarse to tell two edits apart (here: none at all), an entry
+    recorded within the racy window is compared by content, so the edit still lands."""
+    def size_only(info):
+        return [info.st_size, 0, 0, "link" if stat.S_ISLNK(info.st_mode) else "file"]
+
+    monkeypatch.setattr(install_record, "_of", size_only)
+    monkeypatch.setattr(install_record, "RACY_SLACK_NS", 10**20)  # every entry is racy
+    run(project)
+    header = project / "include" / "tree" / "b.h"
+    header.write_text("int tree_X();\n")  # the same size as before
+    assert run(project).installed
+    assert (project / "treeproj" / "include" / "tree" / "b.h").read_text() == "int tree_X();\n"
+    assert not run(project).installed  # compared again, equal: nothing to do

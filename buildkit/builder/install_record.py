@@ -80,17 +80,80 @@ def folder_times(folders: Iterable[str]) -> dict[str, list[int]]:
     return times
 
 
-@dataclass
 class UnitRecord:
-    outputs: list[str] = field(default_factory=list)  # what the rule installed, absolute
-    inputs: dict[str, Fingerprint | None] = field(default_factory=dict)  # a CMake-run rule's inputs
-    # A tree rule: installed file -> [source, fingerprint of the source when it was copied].
-    members: dict[str, list] | None = None
-    listing: list[str] | None = None  # a tree rule: every file below its sources, members or not
-    roots: list[list[str]] | None = None  # a tree rule: [installed folder or file under the prefix, source]
+    """One install rule's record: its outputs (absolute), a CMake-run rule's inputs, and for
+    a tree rule its members (installed file -> [source, the source's fingerprint when it was
+    copied]), every file below its sources (``listing``) and its roots ([installed folder or
+    file under the prefix, source]).  A tree read from disk stays as stored until something
+    needs it whole: a no-op compares it as stored (:meth:`unchanged`)."""
+
+    def __init__(self, outputs: list[str] | None = None, inputs: dict[str, Fingerprint | None] | None = None,
+                 members: dict[str, list] | None = None, listing: list[str] | None = None,
+                 roots: list[list[str]] | None = None, *, stored: dict | None = None, prefix: str = ""):
+        self._outputs = outputs if outputs is not None else []
+        self.inputs = inputs if inputs is not None else {}
+        self._members, self._listing, self.roots = members, listing, roots
+        self._stored, self._prefix = stored, prefix
+
+    @property
+    def is_tree(self) -> bool:
+        return self._members is not None or self._stored is not None
+
+    def _expand(self) -> None:
+        stored, self._stored = self._stored, None
+        if stored is None:
+            return
+        members: dict[str, list] = {}
+        for relative, (size, mtime, ctime) in stored["members"].items():
+            members[f"{self._prefix}/{relative}"] = [source_of(relative, self.roots or []),
+                                                     [size, mtime, mtime + ctime, "file"]]
+        self._members, self._outputs = members, list(members)
+        self._listing = sorted({source for source, _ in members.values()} | set(stored.get("others", ())))
+
+    @property
+    def members(self) -> dict[str, list] | None:
+        self._expand()
+        return self._members
+
+    @members.setter
+    def members(self, value: dict[str, list] | None) -> None:
+        self._expand()
+        self._members = value
+
+    @property
+    def listing(self) -> list[str] | None:
+        self._expand()
+        return self._listing
+
+    @listing.setter
+    def listing(self, value: list[str] | None) -> None:
+        self._expand()
+        self._listing = value
+
+    @property
+    def outputs(self) -> list[str]:
+        self._expand()
+        return self._outputs
+
+    def unchanged(self, scan: dict[str, Fingerprint], racy_from_ns: int) -> bool:
+        """Whether a tree rule read from disk has the same files with the same fingerprints as
+        ``scan``, none of them recorded at or after ``racy_from_ns``; False when unsure."""
+        stored = self._stored
+        if stored is None:
+            return False
+        members, others, roots = stored["members"], stored.get("others", ()), self.roots or []
+        if len(scan) != len(members) + len(others) or any(path not in scan for path in others):
+            return False
+        for relative, (size, mtime, ctime) in members.items():
+            now = scan.get(source_of(relative, roots))
+            if now is None or now != [size, mtime, mtime + ctime, "file"] or mtime >= racy_from_ns:
+                return False
+        return True
 
     def to_json(self, prefix: str) -> dict:
         data: dict = {"inputs": self.inputs}
+        if self._stored is not None:
+            return {**data, **self._stored, "roots": self.roots}
         if self.members is None or self.roots is None:
             return {**data, "outputs": self.outputs}
         # A tree of thousands of files is read on every no-op build: each member is stored as
@@ -106,12 +169,8 @@ class UnitRecord:
         inputs = dict(data.get("inputs", {}))
         if "members" not in data:
             return cls(list(data.get("outputs", [])), inputs)
-        roots = [list(root) for root in data["roots"]]
-        members: dict[str, list] = {}
-        for relative, (size, mtime, ctime) in data["members"].items():
-            members[f"{prefix}/{relative}"] = [source_of(relative, roots), [size, mtime, mtime + ctime, "file"]]
-        listing = sorted({source for source, _ in members.values()} | set(data.get("others", ())))
-        return cls(list(members), inputs, members, listing, roots)
+        stored = {"members": data["members"], "others": list(data.get("others", ()))}
+        return cls(None, inputs, roots=[list(root) for root in data["roots"]], stored=stored, prefix=prefix)
 
 
 def source_of(relative: str, roots: list[list[str]]) -> str:

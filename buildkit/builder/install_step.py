@@ -203,14 +203,14 @@ class PackageTreeInstall:
             previous = record.units.get(unit.key) if record else None
             if unit.is_tree:
                 plan.scans[unit.key] = _scan(unit)
-            if unit.is_tree and previous is not None and previous.members is not None:
+            if unit.is_tree and previous is not None and previous.is_tree:
                 plan.inputs[unit.key] = previous.inputs  # compared file by file instead
             else:
                 plan.inputs[unit.key] = {path: fingerprint(path) for path in unit.inputs}
             if previous is None:
                 plan.runs[unit.key] = True
                 plan.reasons.append(f"{_describe(unit)}: installed for the first time")
-            elif unit.is_tree and previous.members is not None:
+            elif unit.is_tree and previous.is_tree:
                 self._plan_tree(unit, previous, record, plan, touched)
             elif unit.runs_with_component and not _changed_inputs(unit, previous, plan):
                 followers.append(unit)
@@ -230,6 +230,8 @@ class PackageTreeInstall:
     def _plan_tree(self, unit: InstallUnit, previous: UnitRecord, record: InstallRecord, plan: Plan,
                    touched: set[str]) -> None:
         scan = plan.scans[unit.key]
+        if not touched and previous.unchanged(scan, record.written_ns - install_record.RACY_SLACK_NS):
+            return  # the common no-op: compared as stored, nothing racy, no installed folder changed
         listing = sorted(scan)
         if listing != previous.listing:
             added = sorted(set(listing) - set(previous.listing or []))

@@ -170,6 +170,37 @@ def test_version_counter_is_shared_with_views():
         y.backward()
 
 
+def test_writes_bump_versions_once_and_internal_writes_not_at_all():
+    """The ADInplaceOrView kernel bumps every written argument once per call, with or
+    without grad, and hides its key from the kernels' own calls (zeros' fill_, clone's
+    copy_, mean's div_) so fresh results start at version 0."""
+    x = tl.ones(3)
+    assert x._version == 0 and x.clone()._version == 0 and tl.full([2], 1.5)._version == 0
+    assert x.mean()._version == 0 and x.to(tl.float64)._version == 0
+    x.add_(1)
+    assert x._version == 1
+    tl.mul(x, x, out=x)                       # out= writes too
+    assert x._version == 2
+    view = x[1:]
+    view.fill_(0.5)                           # through a view: the shared counter
+    assert x._version == view._version == 3
+    out = tl.empty(2)
+    assert tl.add(tl.ones(2), tl.ones(2), out=out) is out and out._version == 1
+    grad_input = tl.tensor([1.0, 2.0], requires_grad=True)
+    y = grad_input * 1
+    y.mul_(2)                                 # in-place below the Autograd kernel: one bump
+    assert y._version == 1
+
+
+def test_out_write_to_a_saved_tensor_is_detected():
+    w = tl.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x = tl.tensor([1.0, 1.0, 1.0])
+    y = (w * x).sum()                         # saves x
+    tl.add(x, x, out=x)                       # an out= write, no grad involved: still a bump
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
 def test_inplace_rules():
     leaf_t = tl.tensor([1.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):

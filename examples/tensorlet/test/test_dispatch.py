@@ -51,6 +51,22 @@ def test_resolution_order():
     assert tl.ops.dispatch_table("tensorlet::argmax")["table"]["Autograd"] == "autograd_not_differentiable"
 
 
+def test_autograd_policy_lives_outside_the_dispatcher():
+    """Issue 15: grad mode and version counters are the autograd layer's (the Autograd
+    and ADInplaceOrView kernels); the dispatcher only routes."""
+    import re
+
+    found = []
+    for path in sorted((ROOT / "csrc" / "dispatch").glob("*.*")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("//")[0]
+            if re.search(r"GradMode|bump_version|version\(\)|version_counter", code):
+                found.append(f"{path.name}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)
+    assert tl.ops.dispatch_table("add_.Tensor")["table"]["ADInplaceOrView"] == "bump_written_versions"
+    assert tl.ops.dispatch_table("exp")["table"]["ADInplaceOrView"] == "bump_written_versions"
+
+
 def test_tracing_fallback_logs_top_level_calls():
     tl.ops.tracing_log()
     x = tl.ones(2, 3)

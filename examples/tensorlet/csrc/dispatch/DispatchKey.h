@@ -11,6 +11,7 @@ namespace tensorlet {
   _(Meta)                                \
   _(CPU)                                 \
   _(CUDA)                                \
+  _(ADInplaceOrView)                     \
   _(Autograd)                            \
   _(Tracing)                             \
   _(Profiler)

@@ -157,32 +157,19 @@ DispatchKeySet Dispatcher::compute_keys(const OperatorEntry& e, const Stack& sta
   // Grad mode is the autograd kernels' business (they record history only while it is
   // on); the dispatcher only routes calls with an input that requires grad to them.
   if (wants_grad) keys = keys | DispatchKeySet(DispatchKey::Autograd);
+  // Every call passes ADInplaceOrView, as every PyTorch tensor carries that key:
+  // the autograd layer's kernel there keeps the version counters (what a write
+  // means to autograd is its business) and hides the key from the calls kernels
+  // make below it.
+  keys = keys | DispatchKeySet(DispatchKey::ADInplaceOrView);
   const LocalDispatchKeySet& local = local_dispatch_keys();
   return (keys | local.included) - local.excluded;
 }
-
-namespace {
-thread_local int t_call_depth = 0;
-struct DepthGuard {
-  DepthGuard() { ++t_call_depth; }
-  ~DepthGuard() { --t_call_depth; }
-};
-}  // namespace
 
 void Dispatcher::call(const OperatorHandle& op, Stack* stack) {
   OperatorEntry& e = *op.entry();
   TL_CHECK(e.schema, "operator ", e.name, " has kernels but no schema (missing def)");
   TL_CHECK(stack->size() >= e.num_args, "operator ", e.name, ": expected ", e.num_args, " arguments on the stack");
-  // A write through a Tensor(a!) argument bumps its version once, at the
-  // outermost call, whatever kernel runs, so autograd can detect stale saved
-  // tensors. (Bumping before the kernel lets an in-place autograd kernel save
-  // its result at the final version.)
-  if (t_call_depth == 0) {
-    size_t base = stack->size() - e.num_args;
-    for (int i : e.mutable_args)
-      if ((*stack)[base + i].is_tensor()) (*stack)[base + i].to_tensor().impl()->bump_version();
-  }
-  DepthGuard depth;
   DispatchKeySet keys = compute_keys(e, *stack);
   e.table[static_cast<int>(keys.highest())].fn(op, keys, stack);
 }

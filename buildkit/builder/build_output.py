@@ -19,7 +19,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_atomic
@@ -141,8 +141,10 @@ def log_dir(build_dir: Path) -> Path:
 
 
 def run_step(phase: str, command: Sequence[str], *, build_dir: Path, verbose: bool = False,
-             jobs: int | None = None, cwd: Path | None = None, env: Mapping[str, str] | None = None) -> StepResult:
+             jobs: int | None = None, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+             on_work: Callable[[], None] | None = None) -> StepResult:
     """Run one step, logging everything; raise BuildFailedError with the first error on failure.
+    ``on_work`` is called once, when Ninja starts its first edge that is not bookkeeping.
 
     The environment is passed through unchanged (``env`` None): the options were read
     from it already, and the tools (CMake, compilers) read their own variables from it.
@@ -157,7 +159,7 @@ def run_step(phase: str, command: Sequence[str], *, build_dir: Path, verbose: bo
     try:
         with open(log_path, "wb") as log:
             log.write(f"$ {shlex.join(command)}\n".encode())
-            result.returncode = _pump(command, cwd, env, log, display, result)
+            result.returncode = _pump(command, cwd, env, log, display, result, on_work)
     finally:
         display.stop()
     if result.returncode == 0:
@@ -175,7 +177,7 @@ def run_step(phase: str, command: Sequence[str], *, build_dir: Path, verbose: bo
 
 
 def _pump(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None, log, display: _Display,
-          result: StepResult) -> int:
+          result: StepResult, on_work: Callable[[], None] | None = None) -> int:
     try:
         proc = subprocess.Popen(list(command), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)
@@ -193,6 +195,8 @@ def _pump(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | Non
                 done, total = int(m[1]), int(m[2])
                 if not is_bookkeeping(text[m.end():].strip()):
                     result.steps += 1
+                    if result.steps == 1 and on_work is not None:
+                        on_work()
             elif text == NO_WORK:
                 result.no_work = True
             display.line(text, done, total)

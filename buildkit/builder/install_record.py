@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -52,12 +53,19 @@ def folder_fingerprint(folder: Path) -> Fingerprint:
             max([info.st_ctime_ns, *(f[2] for f in files.values())]), "tree"]
 
 
-def scan_files(folder: Path) -> dict[str, Fingerprint]:
+class CheckStopped(Exception):
+    """A check running beside the build was told its answer will not be used."""
+
+
+def scan_files(folder: Path, stop: threading.Event | None = None) -> dict[str, Fingerprint]:
     """Every file and link below ``folder`` (links not followed) with its fingerprint: one
-    ``lstat`` per file, the least a check of thousands of installed headers can cost."""
+    ``lstat`` per file, the least a check of thousands of installed headers can cost.
+    ``stop``: checked per folder; when set, :class:`CheckStopped` ends the scan."""
     found: dict[str, Fingerprint] = {}
     pending = [str(folder)]
     while pending:
+        if stop is not None and stop.is_set():
+            raise CheckStopped()
         with os.scandir(pending.pop()) as entries:
             for entry in entries:
                 if entry.is_dir(follow_symlinks=False):

@@ -29,6 +29,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,12 +66,13 @@ def _prefix_key(prefix: Path) -> str:
     return hashlib.sha256(str(Path(prefix).absolute()).encode()).hexdigest()[:12]
 
 
-_read_manifests: dict[str, tuple[tuple[int, int, int], list[Path]]] = {}
+_read_manifests: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
 
 
-def _read_lines(path: Path) -> list[Path]:
-    """A manifest's paths; one command reads the same manifest several times (staging,
-    package data, metadata), 8,000 Path objects each, so it is parsed once per version."""
+def _read_names(path: Path) -> list[str]:
+    """A manifest's paths as strings; one command reads the same manifest several times
+    (staging, package data, metadata, the install's own bookkeeping), 8,000 lines each, so
+    it is parsed once per version."""
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -79,8 +81,12 @@ def _read_lines(path: Path) -> list[Path]:
     cached = _read_manifests.get(str(path))
     if cached is None or cached[0] != stamp:
         text = Path(path).read_text(encoding="utf-8")
-        cached = _read_manifests[str(path)] = (stamp, [Path(line) for line in text.splitlines() if line.strip()])
-    return list(cached[1])
+        cached = _read_manifests[str(path)] = (stamp, [line for line in text.splitlines() if line.strip()])
+    return cached[1]
+
+
+def _read_lines(path: Path) -> list[Path]:
+    return [Path(name) for name in _read_names(path)]
 
 
 def read_install_manifest(build_dir: Path, prefix: Path | None = None) -> list[Path]:
@@ -143,7 +149,7 @@ class PackageTreeInstall:
         self.outputs_changed = False  # the last install() added or removed installed files
 
     # ------------------------------------------------------------------ entry
-    def check(self) -> InstallCheck:
+    def check(self, stop: threading.Event | None = None) -> InstallCheck:
         """What an install would do now; reads only, so it may run while ninja does (its
         answer holds when ninja then did no work)."""
         try:
@@ -153,7 +159,7 @@ class PackageTreeInstall:
         unfinished = self.pending.exists()
         record = None if unfinished else install_record.load(self.record_path, self.install_prefix, self.build_type)
         active = [unit for unit in scripts.units if unit.active]
-        plan = self._plan(active, record)
+        plan = self._plan(active, record, stop)
         gone = set(record.units) - {unit.key for unit in active} if record else set()
         return InstallCheck(scripts, active, record, plan, unfinished=unfinished,
                             current=plan.is_empty() and not gone and record is not None)
@@ -190,10 +196,11 @@ class PackageTreeInstall:
         return StepResult("install", 0, seconds, log_dir(self.build_dir) / "install.log", started=started)
 
     def manifest(self) -> set[str]:
-        return {str(path) for path in read_install_manifest(self.build_dir, self.install_prefix)}
+        return set(_read_names(self.manifest_copy))
 
     # ------------------------------------------------------------------ plan
-    def _plan(self, units: list[InstallUnit], record: InstallRecord | None) -> Plan:
+    def _plan(self, units: list[InstallUnit], record: InstallRecord | None,
+              stop: threading.Event | None = None) -> Plan:
         plan = Plan()
         followers = []
         touched = record.touched_folders() if record else set()
@@ -202,7 +209,7 @@ class PackageTreeInstall:
         for unit in units:
             previous = record.units.get(unit.key) if record else None
             if unit.is_tree:
-                plan.scans[unit.key] = _scan(unit)
+                plan.scans[unit.key] = _scan(unit, stop)
             if unit.is_tree and previous is not None and previous.is_tree:
                 plan.inputs[unit.key] = previous.inputs  # compared file by file instead
             else:
@@ -327,7 +334,7 @@ class PackageTreeInstall:
                    "--prefix", str(self.install_prefix)]
         result = run_step("install", command, build_dir=self.build_dir, verbose=self.verbose,
                           env={**os.environ, "CMAKE_INSTALL_ALWAYS": "1"})
-        written = {str(path) for path in _read_lines(self.build_dir / INSTALL_MANIFEST)}
+        written = set(_read_names(self.build_dir / INSTALL_MANIFEST))
         self.outputs_changed = self.manifest() != written
         self.prune_stale(self.manifest() - written)
         write_atomic(self.manifest_copy, "".join(f"{p}\n" for p in sorted(written)).encode("utf-8"))
@@ -378,14 +385,14 @@ def _maybe_changed(previous: list | None, now: list, record: InstallRecord) -> b
     return previous is None or previous[1] != now or record.is_racy(now)
 
 
-def _scan(unit: InstallUnit) -> dict[str, Fingerprint]:
+def _scan(unit: InstallUnit, stop: threading.Event | None = None) -> dict[str, Fingerprint]:
     """Every file a tree rule could install, with its fingerprint: its FILES, or everything
     below its folders."""
     found: dict[str, Fingerprint] = {}
     for source in unit.sources:
         path = os.path.normpath(source)
         if unit.tree_type == "DIRECTORY" and os.path.isdir(path):
-            found.update(scan_files(Path(path)))
+            found.update(scan_files(Path(path), stop))
         elif (recorded := fingerprint(path)) is not None:
             found[path] = recorded
     return found

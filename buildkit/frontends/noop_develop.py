@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from buildkit._util.fileutil import read_json, write_atomic
 from buildkit.builder.build_lock import held_here, lock_build_folder
 from buildkit.builder.build_output import print_summary, run_step
+from buildkit.builder.install_record import CheckStopped
 from buildkit.builder.install_step import InstallCheck, PackageTreeInstall
 from buildkit.errors import reporting_errors
 
@@ -130,21 +131,31 @@ def run_if_current(root: Path, register: bool) -> bool:
         # The install check (thousands of stats) runs on the other core while ninja does its
         # own; when ninja then did no work, nothing it could have changed has changed.  A
         # plain thread: concurrent.futures imports logging (15 ms, measured).
+        # When ninja starts real work the check's answer will not be used: it stops, and
+        # leaves both cores to the compiler.
         checked: list[InstallCheck] = []
-        checking = threading.Thread(target=lambda: checked.append(installer.check()), daemon=True)
+        stop = threading.Event()
+        checking = threading.Thread(target=_check_into, args=(installer, stop, checked), daemon=True)
         checking.start()
         build = run_step("build", record["build_command"], build_dir=build_dir, verbose=False,
-                         jobs=record["jobs"])
+                         jobs=record["jobs"], on_work=stop.set)
         checking.join()
-        if any(_stat(path) != inputs["files"].get(path) for path in _regenerated(build_dir)) or not checked:
+        if any(_stat(path) != inputs["files"].get(path) for path in _regenerated(build_dir)):
             return False  # CMake regenerated the build: the full command reads it again
-        untouched = build.no_work and not build.steps
+        untouched = build.no_work and not build.steps and bool(checked)
         installed = installer.install(build, checked[0] if untouched else None)
         if installed is not None and installer.outputs_changed:
             return False
     timings = [("build", build.seconds), *([("install", installed.seconds)] if installed else [])]
     print_summary(timings if installed or build.steps else [("build", time.perf_counter() - started)], build.steps)
     return True
+
+
+def _check_into(installer: PackageTreeInstall, stop: threading.Event, checked: list[InstallCheck]) -> None:
+    try:
+        checked.append(installer.check(stop))
+    except CheckStopped:
+        pass  # ninja did real work: the install checks again after it
 
 
 def _regenerated(build_dir: Path) -> list[str]:

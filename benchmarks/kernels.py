@@ -135,6 +135,15 @@ class OpenBLAS:
         self.fn(101, 111, 111, m, n, k, 1.0, a.ctypes.data, k, b.ctypes.data, n, 0.0, c.ctypes.data, n)
 
 
+
+def print_markdown(table: list[tuple[str, ...]]) -> None:
+    """A table (header first) as aligned Markdown."""
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for index, row in enumerate(table):
+        print("| " + " | ".join(cell.ljust(width) for cell, width in zip(row, widths)) + " |")
+        if index == 0:
+            print("|" + "|".join("-" * (width + 2) for width in widths) + "|")
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--smoke", action="store_true", help="few runs, small sizes, no targets")
@@ -284,11 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         missed += 0 if ok else 1
         table.append((op, fmt(mine), against, fmt(theirs), f"{ratio:.2f}", f"<= {target:g}",
                       "-" if args.smoke else ("yes" if ok else "NO")))
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in table[1:]:
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
+    print_markdown(table)
     if torch is not None:
         print(f"\nagainst torch {torch.__version__} (CPU, torch.set_num_threads(2)); median of {rounds} rounds, "
               "a pause after each library's block; <= 1.05 counts as parity")
@@ -300,11 +305,7 @@ def main(argv: list[str] | None = None) -> int:
             missed += 0 if ok else 1
             table.append((op, fmt(mine), fmt(theirs), f"{ratio:.2f}", f"<= {target:g}",
                           "-" if args.smoke else ("yes" if ok else "NO")))
-        widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-        print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
-        print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-        for row in table[1:]:
-            print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
+        print_markdown(table)
     return 0 if args.smoke or not missed else 1
 
 

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -36,7 +34,7 @@ from pathlib import Path
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_atomic, write_text_if_changed
-from buildkit.builder import install_record
+from buildkit.builder import install_record, install_tree
 from buildkit.builder.build_output import StepResult, log_dir, run_step
 from buildkit.builder.install_record import (
     Fingerprint,
@@ -44,8 +42,6 @@ from buildkit.builder.install_record import (
     UnitRecord,
     fingerprint,
     folder_times,
-    scan_files,
-    source_of,
     verified_path,
 )
 from buildkit.builder.install_script import (
@@ -209,7 +205,7 @@ class PackageTreeInstall:
         for unit in units:
             previous = record.units.get(unit.key) if record else None
             if unit.is_tree:
-                plan.scans[unit.key] = _scan(unit, stop)
+                plan.scans[unit.key] = install_tree.scan(unit, stop)
             if unit.is_tree and previous is not None and previous.is_tree:
                 plan.inputs[unit.key] = previous.inputs  # compared file by file instead
             else:
@@ -224,7 +220,7 @@ class PackageTreeInstall:
             elif changed := _changed_inputs(unit, previous, plan):
                 plan.runs[unit.key] = True
                 plan.reasons.append(f"{_describe(unit)}: changed input {changed[0]}")
-            elif missing := _missing(previous.outputs, record, touched):
+            elif missing := install_tree.missing_outputs(previous.outputs, record, touched):
                 plan.runs[unit.key] = True
                 plan.reasons.append(f"{_describe(unit)}: {missing[0]} is missing from the install")
         busy = {unit.component for unit in units if unit.key in plan.runs or plan.copies.get(unit.key)}
@@ -256,11 +252,12 @@ class PackageTreeInstall:
                     plan.reasons.append(f"{_describe(unit)}: {source} is no longer a plain file: through CMake")
                     return
                 continue
-            if now != recorded or (touched and _folder(installed, record, touched) and not os.path.lexists(installed)):
+            deleted = touched and install_tree.needs_look(installed, record, touched) and not os.path.lexists(installed)
+            if now != recorded or deleted:
                 copies.append((source, installed))
             elif record.is_racy(recorded):
                 plan.racy_ns = max(plan.racy_ns, recorded[1])
-                if _differs(source, installed):
+                if install_tree.differs(source, installed):
                     copies.append((source, installed))
         if copies:
             plan.copies[unit.key] = copies
@@ -283,7 +280,8 @@ class PackageTreeInstall:
                 installed = list(dict.fromkeys(outputs.get(unit.key, [])))
                 entry = UnitRecord(installed, plan.inputs[unit.key])
                 if unit.is_tree:
-                    entry.members, entry.roots = _members(unit, installed, self.install_prefix, plan.scans[unit.key])
+                    entry.members, entry.roots = install_tree.members_of(unit, installed, self.install_prefix,
+                                                                         plan.scans[unit.key])
                     entry.listing = sorted(plan.scans[unit.key]) if entry.members is not None else None
             elif previous is not None:
                 entry = UnitRecord(previous.outputs, plan.inputs[unit.key], previous.members, previous.listing,
@@ -306,9 +304,10 @@ class PackageTreeInstall:
             if plan.runs.get(unit.key) is False and record is not None:
                 previous = record.units[unit.key].members or {}
                 copies += [(source, installed) for installed, (source, now) in entry.members.items()
-                           if _maybe_changed(previous.get(installed), now, record) and _differs(source, installed)]
+                           if install_tree.maybe_changed(previous.get(installed), now, record)
+                           and install_tree.differs(source, installed)]
             for source, installed in copies:
-                entry.members[installed] = [source, _copy_file(source, installed)]
+                entry.members[installed] = [source, install_tree.copy_file(source, installed)]
                 copied += 1
         return copied
 
@@ -364,97 +363,3 @@ def _describe(unit: InstallUnit) -> str:
 
 def _changed_inputs(unit: InstallUnit, previous: UnitRecord, plan: Plan) -> list[str]:
     return [path for path in unit.inputs if plan.inputs[unit.key][path] != previous.inputs.get(path)]
-
-
-def _differs(source: str, installed: str) -> bool:
-    """Whether the installed copy's bytes differ from the source's (or it cannot be read).
-    Not filecmp: it caches answers by size and mtime, the very stat this compare distrusts."""
-    try:
-        with open(source, "rb") as a, open(installed, "rb") as b:
-            while True:
-                chunk = a.read(1 << 20)
-                if chunk != b.read(1 << 20):
-                    return True
-                if not chunk:
-                    return False
-    except OSError:
-        return True
-
-
-def _maybe_changed(previous: list | None, now: list, record: InstallRecord) -> bool:
-    return previous is None or previous[1] != now or record.is_racy(now)
-
-
-def _scan(unit: InstallUnit, stop: threading.Event | None = None) -> dict[str, Fingerprint]:
-    """Every file a tree rule could install, with its fingerprint: its FILES, or everything
-    below its folders."""
-    found: dict[str, Fingerprint] = {}
-    for source in unit.sources:
-        path = os.path.normpath(source)
-        if unit.tree_type == "DIRECTORY" and os.path.isdir(path):
-            found.update(scan_files(Path(path), stop))
-        elif (recorded := fingerprint(path)) is not None:
-            found[path] = recorded
-    return found
-
-
-def _folder(installed: str, record: InstallRecord, touched: set[str]) -> bool:
-    """Whether ``installed`` must be looked at: its folder changed or was never recorded."""
-    folder = os.path.dirname(installed)
-    return folder in touched or folder not in record.folders
-
-
-def _missing(outputs: list[str], record: InstallRecord, touched: set[str]) -> list[str]:
-    return [path for path in outputs if _folder(path, record, touched) and not os.path.lexists(path)]
-
-
-def _members(unit: InstallUnit, installed: list[str], prefix: Path,
-             scan: dict[str, Fingerprint]) -> tuple[dict[str, list] | None, list[list[str]] | None]:
-    """Installed file -> [its source, the source's fingerprint], and the rule's roots; None
-    when an installed file maps to no plain source file (then the rule is compared as a
-    whole, like any other)."""
-    destination = unit.destination
-    members: dict[str, list] = {}
-    roots: list[list[str]] = []
-    for source in unit.sources:
-        if unit.tree_type == "FILE":
-            roots.append([os.path.join(destination, os.path.basename(source)), os.path.normpath(source)])
-        else:
-            base = destination if source.endswith("/") else os.path.join(destination, os.path.basename(source))
-            roots.append([base.rstrip("/"), os.path.normpath(source)])
-    top = f"{prefix}/"
-    for path in installed:
-        if not path.startswith(top):
-            return None, None
-        relative = path[len(top):]
-        try:
-            source = source_of(relative, roots)
-        except ValueError:
-            return None, None
-        recorded = scan.get(source) or fingerprint(source)
-        if recorded is None or recorded[3] != "file":
-            return None, None
-        members[path] = [source, recorded]
-    return members, roots
-
-
-def _copy_file(source: str, installed: str) -> list:
-    """Copy ``source`` over ``installed`` through a temp file renamed into place, keeping the
-    installed copy's mode and dating it like its source (as CMake does); the source's
-    fingerprint read before the copy, so an edit during it shows next time."""
-    before = fingerprint(source)
-    target = Path(installed)
-    mode = os.stat(installed).st_mode & 0o7777 if os.path.exists(installed) else os.stat(source).st_mode & 0o777
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        shutil.copyfile(source, temporary)
-        os.chmod(temporary, mode)
-        info = os.stat(source)
-        os.utime(temporary, ns=(info.st_atime_ns, info.st_mtime_ns))
-        os.replace(temporary, installed)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return before

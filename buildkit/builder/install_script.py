@@ -104,11 +104,7 @@ def _skip_comment(text: str, index: int) -> int:
             raise UnreadableScript("an unterminated bracket comment")
         return close + len(bracket.group(1)) + 2
     newline = text.find("\n", index)
-    return length_or(newline, len(text))
-
-
-def length_or(position: int, length: int) -> int:
-    return length if position < 0 else position
+    return len(text) if newline < 0 else newline
 
 
 def _closing_parenthesis(text: str, index: int) -> int:
@@ -117,7 +113,8 @@ def _closing_parenthesis(text: str, index: int) -> int:
     while index < len(text):
         char = text[index]
         if char == '"':
-            index = _QUOTED.match(text, index).end() if _QUOTED.match(text, index) else len(text)
+            quoted = _QUOTED.match(text, index)
+            index = quoted.end() if quoted else len(text)
             continue
         if char == "[" and (bracket := re.compile(r"\[(=*)\[").match(text, index)):
             close = text.find(f"]{bracket.group(1)}]", bracket.end())

@@ -1,9 +1,11 @@
 // Shapes, dtypes and output allocation for the elementwise ops, computed once for
-// every backend (binary_iteration); the CPU and Meta kernels here, CUDA's in ops/cuda.
+// every backend (binary_iteration, unary_iteration, where_iteration); the CPU and Meta
+// kernels here, CUDA's in ops/cuda.
 #include "ops/Elementwise.h"
 
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
+#include "ops/KernelVariants.h"
 #include "ops/TensorIterator.h"
 
 namespace tensorlet {
@@ -72,6 +74,67 @@ BinaryIteration binary_iteration(BinaryOp op, const Tensor& self, const Tensor& 
   return it;
 }
 
+const char* unary_name(UnaryOp op) {
+  switch (op) {
+#define TL_NAME(name, Enum, promotes) \
+  case UnaryOp::Enum: return #name;
+    TL_FORALL_UNARY_OPS(TL_NAME)
+#undef TL_NAME
+  }
+  return "?";
+}
+
+namespace {
+bool unary_promotes(UnaryOp op) {
+  switch (op) {
+#define TL_PROMOTES(name, Enum, promotes) \
+  case UnaryOp::Enum: return promotes;
+    TL_FORALL_UNARY_OPS(TL_PROMOTES)
+#undef TL_PROMOTES
+  }
+  return false;
+}
+}  // namespace
+
+UnaryIteration unary_iteration(UnaryOp op, const Tensor& self, Tensor out) {
+  const char* name = unary_name(op);
+  ScalarType compute = self.dtype();
+  if (unary_promotes(op) && !is_floating_type(compute)) compute = kDefaultFloat;
+  TL_CHECK_TYPE(!(op == UnaryOp::Neg && compute == ScalarType::Bool),
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+                "use the `~` or `logical_not()` operator instead.");
+  TL_CHECK_TYPE(!(op == UnaryOp::Relu && compute == ScalarType::Bool), "Boolean inputs not supported for relu");
+  TL_CHECK_TYPE(!(op == UnaryOp::Abs && compute == ScalarType::Bool), name, ": not implemented for 'bool'");
+  if (out.defined()) {
+    TL_CHECK(out.device().type == self.device().type, name, ": the out= tensor is on ", out.device().str(),
+             " but the input is on ", self.device().str());
+    prepare_out(out, self.sizes(), compute, name);
+  } else {
+    out = empty_tensor(self.sizes(), compute, self.device());
+  }
+  UnaryIteration it;
+  it.compute = compute;
+  it.out = out;
+  it.target = out.dtype() == compute ? out : empty_tensor(self.sizes(), compute, self.device());
+  if (!self.device().is_meta()) it.a = cast_to(self, compute);
+  return it;
+}
+
+WhereIteration where_iteration(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  TL_CHECK_TYPE(condition.dtype() == ScalarType::Bool, "where expected condition to be a boolean tensor, but got a "
+                                                       "tensor with dtype ", scalar_type_name(condition.dtype()));
+  const ScalarType result = result_type({&self, &other});
+  const auto shape = broadcast_shapes(condition.sizes(), broadcast_shapes(self.sizes(), other.sizes()));
+  const Device device = common_device({&condition, &self, &other});
+  WhereIteration it;
+  it.out = empty_tensor(shape, result, device);
+  if (device.is_meta()) return it;
+  it.condition = iteration_operand(condition, ScalarType::Bool, device, shape);
+  it.a = iteration_operand(self, result, device, shape);
+  it.b = iteration_operand(other, result, device, shape);
+  return it;
+}
+
 }  // namespace tensorlet
 
 namespace tensorlet::native {
@@ -96,102 +159,28 @@ Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar
   return it.out;
 }
 
-Tensor binary_inplace(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return binary(op, self, other, alpha, self);
-}
-
-const char* unary_name(UnaryOp op) {
-  switch (op) {
-#define TL_NAME(name, Enum, promotes) \
-  case UnaryOp::Enum: return #name;
-    TL_FORALL_UNARY_OPS(TL_NAME)
-#undef TL_NAME
-  }
-  return "?";
-}
-
-bool unary_promotes(UnaryOp op) {
-  switch (op) {
-#define TL_PROMOTES(name, Enum, promotes) \
-  case UnaryOp::Enum: return promotes;
-    TL_FORALL_UNARY_OPS(TL_PROMOTES)
-#undef TL_PROMOTES
-  }
-  return false;
-}
-
 Tensor unary(UnaryOp op, const Tensor& self, Tensor out) {
-  const char* name = unary_name(op);
-  ScalarType compute = self.dtype();
-  if (unary_promotes(op) && !is_floating_type(compute)) compute = kDefaultFloat;
-  TL_CHECK_TYPE(!(op == UnaryOp::Neg && compute == ScalarType::Bool),
-                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
-                "use the `~` or `logical_not()` operator instead.");
-  TL_CHECK_TYPE(!(op == UnaryOp::Relu && compute == ScalarType::Bool), "Boolean inputs not supported for relu");
-  TL_CHECK_TYPE(!(op == UnaryOp::Abs && compute == ScalarType::Bool), name, ": not implemented for 'bool'");
-  if (out.defined()) prepare_out(out, self.sizes(), compute, name);
-  else out = empty_tensor(self.sizes(), compute, self.device());
-  if (self.device().is_meta()) return out;
-  TL_CHECK(self.device().is_cpu(), name, ": no CPU kernel for device ", self.device().str());
-  Tensor target = out.dtype() == compute ? out : empty_tensor(self.sizes(), compute, self.device());
-  cpu::unary_kernel(op, target, cast_to(self, compute));
-  if (!target.is_same(out)) cpu::copy_kernel(out, target);
-  return out;
+  UnaryIteration it = unary_iteration(op, self, std::move(out));
+  const Device device = it.out.device();
+  if (device.is_meta()) return it.out;
+  TL_CHECK(device.is_cpu(), unary_name(op), ": no CPU kernel for device ", device.str());
+  cpu::unary_kernel(op, it.target, it.a);
+  if (!it.target.is_same(it.out)) cpu::copy_kernel(it.out, it.target);
+  return it.out;
 }
 
 }  // namespace
 
-// add/sub carry alpha; mul/div/maximum don't.
-#define TL_ALPHA_KERNELS(name, Enum)                                                                    \
-  Tensor name##_impl(const Tensor& self, const Tensor& other, const Scalar& alpha) {                    \
-    return binary(BinaryOp::Enum, self, other, alpha, Tensor());                                        \
-  }                                                                                                     \
-  Tensor name##_impl_(const Tensor& self, const Tensor& other, const Scalar& alpha) {                   \
-    return binary_inplace(BinaryOp::Enum, self, other, alpha);                                          \
-  }                                                                                                     \
-  Tensor name##_out_impl(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) { \
-    return binary(BinaryOp::Enum, self, other, alpha, out);                                             \
-  }
-#define TL_PLAIN_KERNELS(name, Enum)                                                                    \
-  Tensor name##_impl(const Tensor& self, const Tensor& other) {                                         \
-    return binary(BinaryOp::Enum, self, other, Scalar(1), Tensor());                                    \
-  }                                                                                                     \
-  Tensor name##_out_impl(const Tensor& self, const Tensor& other, const Tensor& out) {                  \
-    return binary(BinaryOp::Enum, self, other, Scalar(1), out);                                         \
-  }
-#define TL_PLAIN_INPLACE_KERNEL(name, Enum)                                                             \
-  Tensor name##_impl_(const Tensor& self, const Tensor& other) {                                        \
-    return binary_inplace(BinaryOp::Enum, self, other, Scalar(1));                                      \
-  }
-TL_ALPHA_KERNELS(add, Add)
-TL_ALPHA_KERNELS(sub, Sub)
-TL_PLAIN_KERNELS(mul, Mul)
-TL_PLAIN_INPLACE_KERNEL(mul, Mul)
-TL_PLAIN_KERNELS(div, Div)
-TL_PLAIN_INPLACE_KERNEL(div, Div)
-TL_PLAIN_KERNELS(maximum, Maximum)
-TL_FORALL_COMPARISON_OPS(TL_PLAIN_KERNELS)
-#undef TL_ALPHA_KERNELS
-#undef TL_PLAIN_KERNELS
-#undef TL_PLAIN_INPLACE_KERNEL
-
-#define TL_UNARY_KERNELS(name, Enum, promotes)                                                          \
-  Tensor name##_impl(const Tensor& self) { return unary(UnaryOp::Enum, self, Tensor()); }               \
-  Tensor name##_out_impl(const Tensor& self, const Tensor& out) { return unary(UnaryOp::Enum, self, out); }
-TL_FORALL_UNARY_OPS(TL_UNARY_KERNELS)
-#undef TL_UNARY_KERNELS
+TL_BINARY_KERNELS(impl)
+#define TL_CPU_UNARY(name, Enum, promotes) TL_UNARY_VARIANTS(impl, name, Enum)
+TL_FORALL_UNARY_OPS(TL_CPU_UNARY)
+#undef TL_CPU_UNARY
 
 Tensor where_impl(const Tensor& condition, const Tensor& self, const Tensor& other) {
-  TL_CHECK_TYPE(condition.dtype() == ScalarType::Bool, "where expected condition to be a boolean tensor, but got a "
-                                                       "tensor with dtype ", scalar_type_name(condition.dtype()));
-  ScalarType result = result_type({&self, &other});
-  auto shape = broadcast_shapes(condition.sizes(), broadcast_shapes(self.sizes(), other.sizes()));
-  Device device = common_device({&condition, &self, &other});
-  Tensor out = empty_tensor(shape, result, device);
-  if (device.is_meta()) return out;
-  cpu::where_kernel(out, expand_view(condition, shape), expand_view(cast_to(self, result), shape),
-                    expand_view(cast_to(other, result), shape));
-  return out;
+  WhereIteration it = where_iteration(condition, self, other);
+  if (it.out.device().is_meta()) return it.out;
+  cpu::where_kernel(it.out, it.condition, it.a, it.b);
+  return it.out;
 }
 
 }  // namespace tensorlet::native

@@ -43,6 +43,28 @@ struct BinaryIteration {
 BinaryIteration binary_iteration(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha,
                                  Tensor out);
 
+const char* unary_name(UnaryOp op);
+
+// A unary op prepared once for every backend: torch's refusals, the compute dtype
+// (float for the ops that promote integers), the output (allocated, or out= checked)
+// and `a`, self cast to the compute dtype. A backend runs its loop over (target, a).
+struct UnaryIteration {
+  Tensor out;     // what the op returns
+  Tensor target;  // where the loop writes: `out`, or a temporary when out= has another dtype
+  Tensor a;       // undefined for the Meta device
+  ScalarType compute = ScalarType::Float;
+};
+UnaryIteration unary_iteration(UnaryOp op, const Tensor& self, Tensor out);
+
+// where(condition, self, other) prepared once for every backend: the result dtype of
+// self and other, the broadcast shape of all three, the common device; the operands
+// come expanded to the shape (self and other cast to the result dtype).
+struct WhereIteration {
+  Tensor out;
+  Tensor condition, a, b;  // undefined for the Meta device
+};
+WhereIteration where_iteration(const Tensor& condition, const Tensor& self, const Tensor& other);
+
 namespace cpu {
 // `out` has the compute dtype (bool for comparisons) and the broadcast shape;
 // `a`/`b` have the compute dtype and are already expanded to it.

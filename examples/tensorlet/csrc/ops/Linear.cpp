@@ -1,10 +1,11 @@
-// mm / bmm kernels and the matmul composite.
+// mm / bmm: the shared preparation (ops/Linear.h), the CPU GEMM, and the matmul composite.
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
+#include "ops/Linear.h"
 #include "ops/TensorIterator.h"
 #include "ops/cpu/Loops.h"
 #include "ops/cpu/VecKernels.h"
@@ -105,36 +106,51 @@ void check_mm(const Tensor& a, const Tensor& b, const char* name) {
            " and ", b.size(0), "x", b.size(1), ")");
   TL_CHECK_TYPE(a.dtype() == b.dtype(), "expected m1 and m2 to have the same dtype, but got: ",
                 scalar_type_name(a.dtype()), " != ", scalar_type_name(b.dtype()));
+  TL_CHECK_TYPE(a.dtype() != ScalarType::Bool, name, ": \"addmm\" not implemented for 'bool'");
 }
 
 }  // namespace
 
-Tensor mm_impl(const Tensor& self, const Tensor& mat2) {
+Tensor mm_result(const Tensor& self, const Tensor& mat2) {
   check_mm(self, mat2, "mm");
-  Tensor out = empty_tensor({self.size(0), mat2.size(1)}, self.dtype(), common_device({&self, &mat2}));
+  return empty_tensor({self.size(0), mat2.size(1)}, self.dtype(), common_device({&self, &mat2}));
+}
+
+Tensor bmm_result(const Tensor& self, const Tensor& mat2) {
+  TL_CHECK(self.dim() == 3 && mat2.dim() == 3, "batch1 and batch2 must be 3D tensors");
+  TL_CHECK(self.size(0) == mat2.size(0), "batch1 and batch2 must have same number of batches, got ", self.size(0),
+           " and ", mat2.size(0));
+  check_mm(tensorlet::select(self, 0, 0 * self.size(0)), tensorlet::select(mat2, 0, 0), "bmm");
+  return empty_tensor({self.size(0), self.size(1), mat2.size(2)}, self.dtype(), common_device({&self, &mat2}));
+}
+
+Tensor mm_impl(const Tensor& self, const Tensor& mat2) {
+  Tensor out = mm_result(self, mat2);
   if (out.device().is_cpu()) gemm(self, mat2, out);
   return out;
 }
 
+// Every backend's mm.out: the backend's mm writes straight into `out` on the CPU when
+// it can, otherwise into a new result that is copied (and cast) into `out`.
 Tensor mm_out_impl(const Tensor& self, const Tensor& mat2, const Tensor& out) {
   check_mm(self, mat2, "mm");
   std::vector<int64_t> shape = {self.size(0), mat2.size(1)};
+  const Device device = common_device({&self, &mat2});
+  TL_CHECK(out.device().type == device.type, "mm: the out= tensor is on ", out.device().str(),
+           " but the inputs are on ", device.str());
   prepare_out(out, shape, self.dtype(), "mm");
-  if (!out.device().is_cpu()) return out;
-  if (out.is_contiguous() && out.dtype() == self.dtype() && !out.is_same(self) && !out.is_same(mat2)) {
+  if (out.device().is_meta()) return out;
+  if (out.device().is_cpu() && out.is_contiguous() && out.dtype() == self.dtype() && !out.is_same(self) &&
+      !out.is_same(mat2)) {
     gemm(self, mat2, out);
   } else {
-    tensorlet::copy_(out, mm_impl(self, mat2), false);
+    tensorlet::copy_(out, tensorlet::mm(self, mat2), false);
   }
   return out;
 }
 
 Tensor bmm_impl(const Tensor& self, const Tensor& mat2) {
-  TL_CHECK(self.dim() == 3 && mat2.dim() == 3, "batch1 and batch2 must be 3D tensors");
-  TL_CHECK(self.size(0) == mat2.size(0), "batch1 and batch2 must have same number of batches, got ", self.size(0),
-           " and ", mat2.size(0));
-  check_mm(tensorlet::select(self, 0, 0 * self.size(0)), tensorlet::select(mat2, 0, 0), "bmm");
-  Tensor out = empty_tensor({self.size(0), self.size(1), mat2.size(2)}, self.dtype(), common_device({&self, &mat2}));
+  Tensor out = bmm_result(self, mat2);
   if (!out.device().is_cpu()) return out;
   for (int64_t i = 0; i < self.size(0); ++i)
     gemm(tensorlet::select(self, 0, i), tensorlet::select(mat2, 0, i), tensorlet::select(out, 0, i));

@@ -1,6 +1,7 @@
 // sum / mean / amax / argmax. The input is brought into an [outer, reduced,
 // inner] contiguous layout (a free view when the reduced dims are adjacent in a
-// contiguous tensor, one copy otherwise) and handed to a single CPU kernel.
+// contiguous tensor, one copy otherwise) and handed to a single kernel: the CPU's
+// here, CUDA's in ops/cuda (both start from the *_iteration functions).
 #include "ops/Reduce.h"
 
 #include <algorithm>
@@ -64,54 +65,54 @@ ScalarType sum_dtype(const Tensor& self, const std::optional<ScalarType>& dtype)
   return is_floating_type(self.dtype()) ? self.dtype() : ScalarType::Long;  // integer sums widen, as in PyTorch
 }
 
-Tensor run_reduce(cpu::ReduceOp op, const Tensor& self, const std::vector<int64_t>& dims, bool keepdim,
-                  ScalarType dtype) {
-  ReduceLayout l = reduce_layout(self, dims, keepdim);
-  Tensor out = empty_tensor(l.out_shape, dtype, self.device());
-  if (!self.device().is_cpu()) return out;
-  Tensor in = l.input.dtype() == dtype ? l.input : cast_to(l.input, dtype);
-  cpu::reduce_kernel(op, out, in, l.outer, l.reduced, l.inner);
-  return out;
+// The result in `out_dtype`; the loop's input cast to `input_dtype` (the Meta device: no input).
+ReduceIteration iteration(const Tensor& self, const std::vector<int64_t>& dims, bool keepdim, ScalarType input_dtype,
+                          ScalarType out_dtype) {
+  ReduceIteration it;
+  it.layout = reduce_layout(self, dims, keepdim);
+  it.out = empty_tensor(it.layout.out_shape, out_dtype, self.device());
+  if (self.device().is_meta()) it.layout.input = Tensor();
+  else it.layout.input = cast_to(it.layout.input, input_dtype);
+  return it;
+}
+
+void run_cpu(cpu::ReduceOp op, const ReduceIteration& it) {
+  if (!it.out.device().is_cpu()) return;  // Meta: nothing to compute
+  const ReduceLayout& l = it.layout;
+  cpu::reduce_kernel(op, it.out, l.input, l.outer, l.reduced, l.inner);
 }
 
 }  // namespace
 
-Tensor sum_impl(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
-                const std::optional<ScalarType>& dtype) {
-  return run_reduce(cpu::ReduceOp::Sum, self, reduction_dims(dim, self.dim()), keepdim, sum_dtype(self, dtype));
+ReduceIteration sum_iteration(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
+                              const std::optional<ScalarType>& dtype) {
+  const ScalarType dt = sum_dtype(self, dtype);
+  return iteration(self, reduction_dims(dim, self.dim()), keepdim, dt, dt);
 }
 
-Tensor sum_composite(const Tensor& self, const std::optional<ScalarType>& dtype) {
-  return tensorlet::sum(self, std::nullopt, false, dtype);
-}
-
-Tensor mean_impl(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
-                 const std::optional<ScalarType>& dtype) {
+ReduceIteration mean_iteration(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
+                               const std::optional<ScalarType>& dtype) {
   ScalarType dt = dtype.value_or(self.dtype());
   TL_CHECK_TYPE(is_floating_type(dt), "mean(): could not infer output dtype. Input dtype must be either a floating "
                 "point or complex dtype. Got: ", scalar_type_name(dt));
   auto dims = reduction_dims(dim, self.dim());
+  ReduceIteration it = iteration(self, dims, keepdim, dt, dt);
   int64_t count = 1;
   for (int64_t d : dims) count *= self.sizes()[d];
-  Tensor s = run_reduce(cpu::ReduceOp::Sum, self, dims, keepdim, dt);
-  if (!self.device().is_cpu()) return s;
-  return tensorlet::div_(s, wrapped_scalar_tensor(Scalar(static_cast<double>(count))));
+  it.mean_count = count;
+  return it;
 }
 
-Tensor mean_composite(const Tensor& self, const std::optional<ScalarType>& dtype) {
-  return tensorlet::mean(self, std::nullopt, false, dtype);
-}
-
-Tensor amax_impl(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim) {
+ReduceIteration amax_iteration(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim) {
   auto dims = reduction_dims(dim, self.dim());
   for (int64_t d : dims)
     TL_CHECK_INDEX(self.sizes()[d] != 0, "amax(): Expected reduction dim ", d, " to have non-zero size.");
   TL_CHECK_INDEX(self.numel() != 0 || !dims.empty() || self.dim() == 0,
                  "amax(): Expected reduction dim to be specified for input.numel() == 0.");
-  return run_reduce(cpu::ReduceOp::Max, self, dims, keepdim, self.dtype());
+  return iteration(self, dims, keepdim, self.dtype(), self.dtype());
 }
 
-Tensor argmax_impl(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim) {
+ReduceIteration argmax_iteration(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim) {
   // torch refuses bool here (amax of bool is fine): which of several `true`s is "the max"
   // is an ordering question bool does not answer.
   TL_CHECK_TYPE(self.dtype() != ScalarType::Bool, "argmax(): does not support bool input");
@@ -123,17 +124,53 @@ Tensor argmax_impl(const Tensor& self, const std::optional<int64_t>& dim, bool k
   } else {
     input = tensorlet::reshape(self, {-1});
     dims = {0};
-    keepdim = false;
   }
   for (int64_t d : dims)
     TL_CHECK_INDEX(input.sizes()[d] != 0, "argmax(): Expected reduction dim ", d, " to have non-zero size.");
-  ReduceLayout l = reduce_layout(input, dims, keepdim);
-  if (dim && keepdim == false && self.dim() == 0) l.out_shape = {};
-  if (!dim && keepdim) l.out_shape = std::vector<int64_t>(self.dim(), 1);
-  Tensor out = empty_tensor(l.out_shape, ScalarType::Long, self.device());
-  if (!self.device().is_cpu()) return out;
-  cpu::argmax_kernel(out, l.input, l.outer, l.reduced, l.inner);
-  return out;
+  ReduceIteration it = iteration(input, dims, dim && keepdim, input.dtype(), ScalarType::Long);
+  return it;
+}
+
+Tensor finish_reduction(const ReduceIteration& it) {
+  if (!it.mean_count || it.out.device().is_meta()) return it.out;
+  return tensorlet::div_(it.out, wrapped_scalar_tensor(Scalar(static_cast<double>(*it.mean_count))));
+}
+
+Tensor sum_impl(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
+                const std::optional<ScalarType>& dtype) {
+  ReduceIteration it = sum_iteration(self, dim, keepdim, dtype);
+  run_cpu(cpu::ReduceOp::Sum, it);
+  return it.out;
+}
+
+Tensor sum_composite(const Tensor& self, const std::optional<ScalarType>& dtype) {
+  return tensorlet::sum(self, std::nullopt, false, dtype);
+}
+
+Tensor mean_impl(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
+                 const std::optional<ScalarType>& dtype) {
+  ReduceIteration it = mean_iteration(self, dim, keepdim, dtype);
+  run_cpu(cpu::ReduceOp::Sum, it);
+  return finish_reduction(it);
+}
+
+Tensor mean_composite(const Tensor& self, const std::optional<ScalarType>& dtype) {
+  return tensorlet::mean(self, std::nullopt, false, dtype);
+}
+
+Tensor amax_impl(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim) {
+  ReduceIteration it = amax_iteration(self, dim, keepdim);
+  run_cpu(cpu::ReduceOp::Max, it);
+  return it.out;
+}
+
+Tensor argmax_impl(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim) {
+  ReduceIteration it = argmax_iteration(self, dim, keepdim);
+  if (it.out.device().is_cpu()) {
+    const ReduceLayout& l = it.layout;
+    cpu::argmax_kernel(it.out, l.input, l.outer, l.reduced, l.inner);
+  }
+  return it.out;
 }
 
 }  // namespace tensorlet::native

@@ -20,6 +20,24 @@ struct ReduceLayout {
   std::vector<int64_t> out_shape;
 };
 ReduceLayout reduce_layout(const Tensor& self, const std::vector<int64_t>& dims, bool keepdim);
+
+// sum / mean / amax / argmax prepared once for every backend: torch's refusals, the
+// result (allocated in its dtype) and the layout, its input already in the dtype the
+// loop accumulates in (int64 for integer sums, dtype= when given). A backend runs its
+// loop over layout -> out (for mean the sum), then finish_reduction.
+struct ReduceIteration {
+  Tensor out;
+  ReduceLayout layout;  // layout.input undefined for the Meta device
+  std::optional<int64_t> mean_count;  // mean: the elements per result, to divide the sum by
+};
+ReduceIteration sum_iteration(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
+                              const std::optional<ScalarType>& dtype);
+ReduceIteration mean_iteration(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
+                               const std::optional<ScalarType>& dtype);
+ReduceIteration amax_iteration(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim);
+ReduceIteration argmax_iteration(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim);
+// After the loop: mean's division (through the dispatcher, on the result's device).
+Tensor finish_reduction(const ReduceIteration& it);
 }  // namespace tensorlet::native
 
 namespace tensorlet::cpu {

@@ -1,0 +1,68 @@
+#pragma once
+// The loop bodies of the reductions: one reducer per op, compiled for the host and for
+// the device (TL_HOST_DEVICE). A reducer folds the elements of one reduced row into an
+// accumulator (step, with the element's index in the row), combines two accumulators of
+// disjoint parts of a row (merge: associative and commutative, so a backend may split a
+// row across threads in any order) and turns the accumulator into the result.
+// The identity is chosen on the host: std::numeric_limits is not usable in device code.
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "ops/BinaryOps.h"
+#include "ops/HostDevice.h"
+
+namespace tensorlet::ops {
+
+template <typename T>
+TL_HOST_DEVICE bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return v != v;
+  else return false;
+}
+
+template <typename T>
+struct SumReducer {  // sum, and mean before its division
+  using Acc = T;
+  TL_HOST_DEVICE Acc identity() const { return T(0); }
+  TL_HOST_DEVICE Acc step(Acc acc, T v, int64_t) const { return static_cast<T>(acc + v); }
+  TL_HOST_DEVICE Acc merge(Acc a, Acc b) const { return static_cast<T>(a + b); }
+  TL_HOST_DEVICE T result(Acc acc) const { return acc; }
+};
+
+template <typename T>
+struct MaxReducer {  // amax: NaN wins, as in torch (the body of maximum)
+  using Acc = T;
+  T lowest;  // -inf, or the type's lowest value
+  static MaxReducer make() {
+    if constexpr (std::is_floating_point_v<T>) return {-std::numeric_limits<T>::infinity()};
+    else return {std::numeric_limits<T>::lowest()};
+  }
+  TL_HOST_DEVICE Acc identity() const { return lowest; }
+  TL_HOST_DEVICE Acc step(Acc acc, T v, int64_t) const { return Maximum<T>{}(acc, v); }
+  TL_HOST_DEVICE Acc merge(Acc a, Acc b) const { return Maximum<T>{}(a, b); }
+  TL_HOST_DEVICE T result(Acc acc) const { return acc; }
+};
+
+template <typename T>
+struct ArgMaxAcc {
+  T value;
+  int64_t index;  // -1: no element yet
+};
+
+template <typename T>
+struct ArgMaxReducer {  // argmax: the first maximum; the first NaN, if any, wins
+  using Acc = ArgMaxAcc<T>;
+  TL_HOST_DEVICE Acc identity() const { return {T(0), -1}; }
+  TL_HOST_DEVICE Acc step(Acc acc, T v, int64_t index) const { return merge(acc, {v, index}); }
+  TL_HOST_DEVICE Acc merge(Acc a, Acc b) const {
+    if (a.index < 0) return b;
+    if (b.index < 0) return a;
+    const bool a_nan = is_nan(a.value), b_nan = is_nan(b.value);
+    if (a_nan != b_nan) return a_nan ? a : b;
+    if (!a_nan && a.value != b.value) return a.value > b.value ? a : b;
+    return a.index < b.index ? a : b;  // a tie (or two NaNs): the first
+  }
+  TL_HOST_DEVICE int64_t result(Acc acc) const { return acc.index; }
+};
+
+}  // namespace tensorlet::ops

@@ -271,3 +271,44 @@ def test_gpu_conversions(cuda_or_skip):
         # A strided source too: the conversion kernel walks both layouts.
         np.testing.assert_array_equal(cx[::2].to(tl.float64).cpu().numpy(), x[::2].astype("float64"))
     tl.cuda.synchronize()
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "float32", "float64"])
+def test_gpu_reductions_across_blocks(cuda_or_skip, dtype):
+    """The full reductions' two passes (many blocks of 16-byte packs, a tail, and a view
+    off the 16-byte boundary) with each reducer: a maximum that occurs twice (argmax: the
+    first), a NaN (it wins amax and argmax), integer sums in int64, mean."""
+    rng = np.random.default_rng(7)
+    n = 1_000_003
+    x = rng.integers(0, 100, n).astype(dtype)
+    x[[12345, 777777]] = 100
+    cx = tl.from_numpy(x).cuda()
+    assert cx.amax().cpu().item() == 100 and cx.argmax().cpu().item() == 12345
+    assert cx[1:].argmax().cpu().item() == 12344 and cx[20000:].argmax().cpu().item() == 777777 - 20000
+    total = cx.sum()
+    if dtype.startswith("float"):
+        np.testing.assert_allclose(total.cpu().item(), x.astype(np.float64).sum(), rtol=1e-5)
+        np.testing.assert_allclose(cx.mean().cpu().item(), x.astype(np.float64).mean(), rtol=1e-5)
+        x[500001] = x[900000] = np.nan
+        cx = tl.from_numpy(x).cuda()
+        assert np.isnan(cx.amax().cpu().item()) and cx.argmax().cpu().item() == 500001
+        assert cx[600000:].argmax().cpu().item() == 300000
+    else:
+        assert total.dtype == tl.int64 and total.cpu().item() == int(x.astype(np.int64).sum())
+    tl.cuda.synchronize()
+
+
+def test_gpu_where(cuda_or_skip):
+    """where on the device (gradients of relu and maximum use it): a broadcast condition,
+    operands of two dtypes (promoted), a non-contiguous operand and a Python number."""
+    rng = np.random.default_rng(3)
+    cond = rng.random((3, 1)) > 0.5
+    a = rng.integers(-5, 5, (3, 4)).astype(np.int32)
+    b = rng.standard_normal(4)
+    cc, ca, cb = tl.from_numpy(cond).cuda(), tl.from_numpy(a).cuda(), tl.from_numpy(b).cuda()
+    got = tl.where(cc, ca, cb)
+    assert got.dtype == tl.float64 and got.device.type == "cuda"
+    np.testing.assert_array_equal(got.cpu().numpy(), np.where(cond, a, b))
+    np.testing.assert_array_equal(tl.where(cc, ca.transpose(0, 1).contiguous().transpose(0, 1), 0.5).cpu().numpy(),
+                                  np.where(cond, a, 0.5).astype(np.float32))
+    tl.cuda.synchronize()

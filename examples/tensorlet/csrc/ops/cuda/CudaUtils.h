@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "core/Tensor.h"
 
@@ -10,14 +11,24 @@ namespace tensorlet::cuda {
 void check(cudaError_t err, const char* what);
 
 constexpr int kMaxDims = 8;
+constexpr int kMaxKernelOperands = 4;  // the output and up to three inputs (where)
+constexpr int kThreads = 256;          // threads per block of every kernel but mm's
 
-// Shape and per-operand strides passed by value to elementwise kernels.
+// Shape and per-operand strides (operand 0: the output) passed by value to the
+// elementwise kernels that walk arbitrary layouts.
 struct Geometry {
   int ndim;
   int64_t sizes[kMaxDims];
-  int64_t strides[3][kMaxDims];
+  int64_t strides[kMaxKernelOperands][kMaxDims];
 };
 
+// Operands of one shape (the first one's), in order.
+Geometry geometry(std::initializer_list<const Tensor*> operands);
+
 inline int blocks_for(int64_t n, int threads) { return static_cast<int>((n + threads - 1) / threads); }
+
+// Blocks for a grid-stride loop over `work_items`: enough to fill every SM several
+// times over; more only adds scheduling.
+int grid_for(int64_t work_items);
 
 }  // namespace tensorlet::cuda

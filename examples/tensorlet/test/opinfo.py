@@ -224,11 +224,14 @@ def _dt(t) -> str:
     return str(t.dtype).split(".")[-1]
 
 
-def _refuses(fn, pattern: str) -> None:
+def _refuses(fn, pattern: str, error: type = RuntimeError) -> None:
+    """fn raises `error` (torch's class for the refusal: RuntimeError for a dtype it
+    refuses, TypeError for arguments no overload takes) with a message matching pattern."""
     import re
     try:
         fn()
-    except Exception as e:  # tensorlet raises TypeError, torch RuntimeError: the refusal is the rule
+    except Exception as e:
+        assert isinstance(e, error), f"refused with {type(e).__name__}, not {error.__name__}: {e}"
         assert re.search(pattern, str(e)), f"refused, but with {type(e).__name__}: {e}"
         return
     raise AssertionError(f"accepted; expected a refusal matching {pattern!r}")
@@ -314,7 +317,7 @@ def _numbers_for_tensors(T):
         assert _dt(getattr(T, op)(x, 2)) in ("float32", "bool"), op
     assert T.where(_t(T, [True, False], "bool"), x, 0.0).tolist() == [1.0, 0.0]
     for op, arg in (("maximum", 2), ("mm", 2.0), ("matmul", 2), ("bmm", 1)):
-        _refuses(lambda: getattr(T, op)(x, arg), r"must be Tensor|invalid combination of arguments")
+        _refuses(lambda: getattr(T, op)(x, arg), r"must be Tensor|invalid combination of arguments", TypeError)
 
 
 RULES = [

@@ -18,7 +18,7 @@ def test_python_scalars_follow_torch_promotion(name, ref):
     assert getattr(tl, name)(x, 2).dtype == tl.int32      # int scalar keeps int32
     assert getattr(tl, name)(x, 2.5).dtype == tl.float32  # float scalar -> default float
     if name == "sub":  # torch refuses a bool operand in a subtraction (opinfo.RULES)
-        with pytest.raises(TypeError, match="with a bool tensor is not supported"):
+        with pytest.raises(RuntimeError, match="with a bool tensor is not supported"):
             tl.sub(x, True)
     else:
         assert getattr(tl, name)(x, True).dtype == tl.int32
@@ -60,7 +60,7 @@ def test_reduction_dtype_and_errors():
     x = tl.tensor([[1, 2], [3, 4]], dtype=tl.int32)
     assert x.sum().dtype == tl.int64
     assert x.sum(dtype=tl.float64).dtype == tl.float64
-    with pytest.raises(TypeError, match="mean"):
+    with pytest.raises(RuntimeError, match="mean"):
         x.mean()
     with pytest.raises(IndexError, match="non-zero size"):
         tl.zeros(0, 3).amax(0)
@@ -245,7 +245,7 @@ def test_python_operators_and_metadata():
 
 
 def test_neg_bool_and_bad_arguments_raise():
-    with pytest.raises(TypeError, match="Negation"):
+    with pytest.raises(RuntimeError, match="Negation"):
         -tl.tensor([True])
     with pytest.raises(TypeError, match="invalid combination of arguments"):
         tl.add(tl.zeros(2), "x")

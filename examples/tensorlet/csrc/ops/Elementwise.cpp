@@ -40,16 +40,16 @@ BinaryIteration binary_iteration(BinaryOp op, const Tensor& self, const Tensor& 
   // torch's refusals: subtraction with any bool operand (a bool mask minus a number is
   // almost always a mistake for `~mask`), and an alpha the result type can't represent.
   if (op == BinaryOp::Sub) {
-    TL_CHECK_TYPE(!(self.dtype() == ScalarType::Bool && other.dtype() == ScalarType::Bool),
-                  "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                  "`logical_xor()` operator instead.");
-    TL_CHECK_TYPE(self.dtype() != ScalarType::Bool && other.dtype() != ScalarType::Bool,
-                  "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert "
-                  "a mask, use the `~` or `logical_not()` operator instead.");
+    TL_CHECK(!(self.dtype() == ScalarType::Bool && other.dtype() == ScalarType::Bool),
+             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+             "`logical_xor()` operator instead.");
+    TL_CHECK(self.dtype() != ScalarType::Bool && other.dtype() != ScalarType::Bool,
+             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert "
+             "a mask, use the `~` or `logical_not()` operator instead.");
   }
-  TL_CHECK_TYPE(!alpha.is_bool() || compute == ScalarType::Bool, "Boolean alpha only supported for Boolean results.");
-  TL_CHECK_TYPE(is_floating_type(compute) || !alpha.is_floating_point(),
-                "For integral input tensors, argument alpha must not be a floating point number.");
+  TL_CHECK(!alpha.is_bool() || compute == ScalarType::Bool, "Boolean alpha only supported for Boolean results.");
+  TL_CHECK(is_floating_type(compute) || !alpha.is_floating_point(),
+           "For integral input tensors, argument alpha must not be a floating point number.");
   const ScalarType result = is_comparison(op) ? ScalarType::Bool : compute;
   const auto shape = broadcast_shapes(self.sizes(), other.sizes());
   const Device device = common_device({&self, &other});
@@ -100,11 +100,11 @@ UnaryIteration unary_iteration(UnaryOp op, const Tensor& self, Tensor out) {
   const char* name = unary_name(op);
   ScalarType compute = self.dtype();
   if (unary_promotes(op) && !is_floating_type(compute)) compute = kDefaultFloat;
-  TL_CHECK_TYPE(!(op == UnaryOp::Neg && compute == ScalarType::Bool),
-                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
-                "use the `~` or `logical_not()` operator instead.");
-  TL_CHECK_TYPE(!(op == UnaryOp::Relu && compute == ScalarType::Bool), "Boolean inputs not supported for relu");
-  TL_CHECK_TYPE(!(op == UnaryOp::Abs && compute == ScalarType::Bool), name, ": not implemented for 'bool'");
+  TL_CHECK(!(op == UnaryOp::Neg && compute == ScalarType::Bool),
+           "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+           "use the `~` or `logical_not()` operator instead.");
+  TL_CHECK(!(op == UnaryOp::Relu && compute == ScalarType::Bool), "Boolean inputs not supported for relu");
+  TL_CHECK(!(op == UnaryOp::Abs && compute == ScalarType::Bool), name, ": not implemented for 'bool'");
   if (out.defined()) {
     TL_CHECK(out.device().type == self.device().type, name, ": the out= tensor is on ", out.device().str(),
              " but the input is on ", self.device().str());
@@ -121,8 +121,8 @@ UnaryIteration unary_iteration(UnaryOp op, const Tensor& self, Tensor out) {
 }
 
 WhereIteration where_iteration(const Tensor& condition, const Tensor& self, const Tensor& other) {
-  TL_CHECK_TYPE(condition.dtype() == ScalarType::Bool, "where expected condition to be a boolean tensor, but got a "
-                                                       "tensor with dtype ", scalar_type_name(condition.dtype()));
+  TL_CHECK(condition.dtype() == ScalarType::Bool, "where expected condition to be a boolean tensor, but got a "
+                                                  "tensor with dtype ", scalar_type_name(condition.dtype()));
   const ScalarType result = result_type({&self, &other});
   const auto shape = broadcast_shapes(condition.sizes(), broadcast_shapes(self.sizes(), other.sizes()));
   const Device device = common_device({&condition, &self, &other});

@@ -104,9 +104,9 @@ void check_mm(const Tensor& a, const Tensor& b, const char* name) {
   TL_CHECK(b.dim() == 2, name, ": mat2 must be a matrix");
   TL_CHECK(a.size(1) == b.size(0), name, ": mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1),
            " and ", b.size(0), "x", b.size(1), ")");
-  TL_CHECK_TYPE(a.dtype() == b.dtype(), "expected m1 and m2 to have the same dtype, but got: ",
-                scalar_type_name(a.dtype()), " != ", scalar_type_name(b.dtype()));
-  TL_CHECK_TYPE(a.dtype() != ScalarType::Bool, name, ": \"addmm\" not implemented for 'bool'");
+  TL_CHECK(a.dtype() == b.dtype(), "expected m1 and m2 to have the same dtype, but got: ",
+           scalar_type_name(a.dtype()), " != ", scalar_type_name(b.dtype()));
+  TL_CHECK(a.dtype() != ScalarType::Bool, name, ": \"addmm\" not implemented for 'bool'");
 }
 
 }  // namespace

@@ -93,8 +93,8 @@ ReduceIteration sum_iteration(const Tensor& self, const std::optional<std::vecto
 ReduceIteration mean_iteration(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
                                const std::optional<ScalarType>& dtype) {
   ScalarType dt = dtype.value_or(self.dtype());
-  TL_CHECK_TYPE(is_floating_type(dt), "mean(): could not infer output dtype. Input dtype must be either a floating "
-                "point or complex dtype. Got: ", scalar_type_name(dt));
+  TL_CHECK(is_floating_type(dt), "mean(): could not infer output dtype. Input dtype must be either a floating "
+           "point or complex dtype. Got: ", scalar_type_name(dt));
   auto dims = reduction_dims(dim, self.dim());
   ReduceIteration it = iteration(self, dims, keepdim, dt, dt);
   int64_t count = 1;
@@ -115,7 +115,7 @@ ReduceIteration amax_iteration(const Tensor& self, const std::vector<int64_t>& d
 ReduceIteration argmax_iteration(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim) {
   // torch refuses bool here (amax of bool is fine): which of several `true`s is "the max"
   // is an ordering question bool does not answer.
-  TL_CHECK_TYPE(self.dtype() != ScalarType::Bool, "argmax(): does not support bool input");
+  TL_CHECK(self.dtype() != ScalarType::Bool, "argmax(): does not support bool input");
   Tensor input = self;
   std::vector<int64_t> dims;
   if (dim) {

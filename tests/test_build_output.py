@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 import textwrap
 
 import pytest
 
+from buildkit._util import spawn
 from buildkit.builder import build_errors as bo
-from buildkit.builder import build_output
+from buildkit.builder import build_output, ninja_status
 from buildkit.errors import BuildFailedError
 
 
@@ -272,3 +274,47 @@ TORCH_MISSING = lines("""
 def test_missing_torch_names_the_fix(output):
     hint = bo.hint_for(output, 1, None)
     assert "PyTorch is not installed where the build runs" in hint and "--no-build-isolation" in hint
+
+
+@pytest.mark.parametrize("line, parsed", [
+    ("[3/40] Building CXX object x.o", (3, 40, "Building CXX object x.o")),
+    ("[1/2] Re-checking globbed directories...", (1, 2, "Re-checking globbed directories...")),
+    ("[1/1]", (1, 1, "")),
+    ("[x/2] y", None), ("[3 40] y", None), ("ninja: no work to do.", None), ("[3/40 y", None), ("", None),
+])
+def test_ninja_status_lines(line, parsed):
+    assert ninja_status.status(line) == parsed
+
+
+@pytest.mark.parametrize("edge, bookkeeping", [
+    ("Re-checking globbed directories...", True),
+    ("cd /b && /usr/bin/cmake -P /b/CMakeFiles/VerifyGlobs.cmake", True),  # `ninja -v`
+    ("C:\\cmake\\bin\\cmake.exe -P C:/b/CMakeFiles/VerifyGlobs.cmake", True),
+    ("/usr/bin/cmake -P /b/CMakeFiles/VerifyGlobs.cmake.bak", False),
+    ("Re-running CMake...", False), ("Building CXX object VerifyGlobs.cmake", False),
+])
+def test_bookkeeping_edges(edge, bookkeeping):
+    assert ninja_status.is_bookkeeping(edge) is bookkeeping
+
+
+def test_the_log_names_the_command_as_a_shell_reads_it():
+    for command in (["ninja", "-C", "build"], ["a b", "it's", "", "x=$HOME", "ok/path-1.2:3@%+=,"]):
+        assert ninja_status.command_line(command) == shlex.join(command)
+
+
+def test_a_started_process_with_lines_given_back(tmp_path, capsys):
+    """The no-op develop starts ninja itself and reads its first lines; run_step then reads
+    them again, and the rest, as from any build."""
+    process = spawn.start(script(tmp_path, 'print("[1/2] Re-checking globbed directories..."); print("[2/2] a.o")'))
+    first = next(iter(process.stdout))
+    spawn.unread(process, [first])
+    result = build_output.run_step("build", ["ninja"], build_dir=tmp_path, process=process)
+    assert (result.returncode, result.steps) == (0, 1)  # the glob check is not a step
+    assert "[1/2] Re-checking" in (tmp_path / ".buildkit" / "logs" / "build.log").read_text()
+
+    failing = spawn.start(script(tmp_path, 'print("error: boom"); raise SystemExit(3)'))
+    with pytest.raises(BuildFailedError) as caught:
+        build_output.run_step("build", ["ninja"], build_dir=tmp_path, process=failing)
+    assert caught.value.returncode == 3 and "boom" in caught.value.message
+    with pytest.raises(FileNotFoundError):
+        spawn.start([str(tmp_path / "no-such-ninja")])

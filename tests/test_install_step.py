@@ -7,11 +7,12 @@ import os
 import stat
 import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
-from buildkit.builder import install_record, toolchain
+from buildkit.builder import install_summary, toolchain
 from buildkit.builder.driver import CMakeDriver
 from buildkit.builder.install_script import read_units
 from buildkit.config.options import load_options, option_keys
@@ -218,11 +219,70 @@ def test_a_racy_entry_is_compared_by_content(project, monkeypatch):
     def size_only(info):
         return [info.st_size, 0, 0, "link" if stat.S_ISLNK(info.st_mode) else "file"]
 
-    monkeypatch.setattr(install_record, "_of", size_only)
-    monkeypatch.setattr(install_record, "RACY_SLACK_NS", 10**20)  # every entry is racy
+    monkeypatch.setattr(install_summary, "fingerprint_of", size_only)
+    monkeypatch.setattr(install_summary, "RACY_SLACK_NS", 10**20)  # every entry is racy
     run(project)
     header = project / "include" / "tree" / "b.h"
     header.write_text("int tree_X();\n")  # the same size as before
     assert run(project).installed
     assert (project / "treeproj" / "include" / "tree" / "b.h").read_text() == "int tree_X();\n"
     assert not run(project).installed  # compared again, equal: nothing to do
+
+
+def summary_current(root: Path) -> bool:
+    """The no-op develop's first-stage answer (buildkit.builder.install_summary)."""
+    (summary,) = (root / "build" / ".buildkit").glob("install-*.summary")
+    return install_summary.is_current(str(summary))
+
+
+def test_the_summary_says_current_only_when_nothing_is_to_install(project, monkeypatch):
+    """The no-op develop trusts the summary without the install step's full check: after
+    every kind of change it must say "not current", and once installed, "current".  Right
+    after an install its folders' times are too recent to trust (the racy rule); the next
+    build's full check verifies them, and from then on the summary answers."""
+    def install() -> None:
+        run(project)
+        time.sleep(2 * install_summary.RACY_SLACK_NS / 1e9)  # what the install wrote is no longer racy
+        assert not run(project).installed  # verifies it
+
+    install()
+    assert summary_current(project)
+    header, library = project / "include" / "tree" / "b.h", project / "build" / "libtree.so"
+    stamp = iter(range(OLD + 10**9, OLD + 100 * 10**9, 10**9))  # old times: never racy
+
+    def edit(path: Path, text: str) -> None:
+        path.write_text(text)
+        os.utime(path, ns=(next(stamp),) * 2)
+
+    def same_size_mtime_put_back() -> None:
+        info = header.stat()
+        header.write_text(header.read_text().upper())
+        os.utime(header, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+    changes = {
+        "an edited header": lambda: edit(project / "include" / "tree" / "a.h", "int tree_a(); // edited\n"),
+        "a same-size edit, mtime put back": same_size_mtime_put_back,
+        "a header added": lambda: edit(project / "include" / "tree" / "new.h", "int tree_new();\n"),
+        "a header deleted": lambda: (project / "include" / "tree" / "deep" / "c.h").unlink(),
+        "an installed file deleted": lambda: (project / "treeproj" / "include" / "tree" / "b.h").unlink(),
+        "a target rule's input rebuilt": lambda: os.utime(library, ns=(next(stamp),) * 2),
+        "a file installed by FILES edited": lambda: edit(project / "data" / "table.bin", "9" * 10000),
+        "the install script regenerated": lambda: edit(project / "build" / "cmake_install.cmake",
+                                                       (project / "build" / "cmake_install.cmake").read_text() + "#\n"),
+    }
+    for name, change in changes.items():
+        change()
+        assert not summary_current(project), name
+        install()
+        assert summary_current(project), name
+
+    pending = next((project / "build" / ".buildkit").glob("install-pending-*"), None)
+    assert pending is None  # an install finished leaves no marker; an unfinished one is never current:
+    (marker,) = {p.with_name(p.name.replace(".summary", "")).with_name(
+        "install-pending-" + p.stem.removeprefix("install-")) for p in (project / "build" / ".buildkit").glob("*.summary")}
+    marker.touch()
+    assert not summary_current(project)
+    marker.unlink()
+    assert summary_current(project)
+    monkeypatch.setattr(install_summary, "RACY_SLACK_NS", 10**20)  # every recorded time too recent to trust
+    assert not summary_current(project)

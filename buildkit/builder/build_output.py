@@ -12,29 +12,22 @@ cause is known, a hint.
 from __future__ import annotations
 
 import json
-import re
-import shlex
 import shutil
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_atomic
+from buildkit.builder.ninja_status import NO_WORK, command_line, is_bookkeeping, status
 from buildkit.errors import BuildFailedError
 
-NINJA_STATUS = re.compile(r"^\[(\d+)/(\d+)\]")
-NO_WORK = "ninja: no work to do."
-# Edges of CMake's own bookkeeping: the CONFIGURE_DEPENDS glob check runs on every ninja
-# run; when it finds a change, the "Re-running CMake..." edge that follows is real work.
-BOOKKEEPING_EDGES = frozenset({"Re-checking globbed directories..."})
-_VERIFY_GLOBS_COMMAND = re.compile(r"cmake(?:\.exe)?\s+-P\s+\S*VerifyGlobs\.cmake\s*$")  # `ninja -v` shows the command
+if TYPE_CHECKING:
+    from buildkit._util.spawn import SpawnedProcess
 
-
-def is_bookkeeping(edge: str) -> bool:
-    return edge in BOOKKEEPING_EDGES or bool(_VERIFY_GLOBS_COMMAND.search(edge))
+    Process = subprocess.Popen | SpawnedProcess
 
 
 @dataclass
@@ -142,9 +135,10 @@ def log_dir(build_dir: Path) -> Path:
 
 def run_step(phase: str, command: Sequence[str], *, build_dir: Path, verbose: bool = False,
              jobs: int | None = None, cwd: Path | None = None, env: Mapping[str, str] | None = None,
-             on_work: Callable[[], None] | None = None) -> StepResult:
+             process: "Process | None" = None) -> StepResult:
     """Run one step, logging everything; raise BuildFailedError with the first error on failure.
-    ``on_work`` is called once, when Ninja starts its first edge that is not bookkeeping.
+    ``process``: ``command`` already started (:func:`buildkit._util.spawn.start`), its
+    output not read yet.
 
     The environment is passed through unchanged (``env`` None): the options were read
     from it already, and the tools (CMake, compilers) read their own variables from it.
@@ -158,8 +152,8 @@ def run_step(phase: str, command: Sequence[str], *, build_dir: Path, verbose: bo
     display.start()
     try:
         with open(log_path, "wb") as log:
-            log.write(f"$ {shlex.join(command)}\n".encode())
-            result.returncode = _pump(command, cwd, env, log, display, result, on_work)
+            log.write(f"$ {command_line(list(command))}\n".encode())
+            result.returncode = _pump(process or _start(command, cwd, env), log, display, result)
     finally:
         display.stop()
     if result.returncode == 0:
@@ -176,27 +170,27 @@ def run_step(phase: str, command: Sequence[str], *, build_dir: Path, verbose: bo
     return result
 
 
-def _pump(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None, log, display: _Display,
-          result: StepResult, on_work: Callable[[], None] | None = None) -> int:
+def _start(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None) -> subprocess.Popen:
     try:
-        proc = subprocess.Popen(list(command), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        return subprocess.Popen(list(command), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)
     except OSError as exc:
         raise BuildFailedError(f"Could not start {command[0]}: {exc}.",
                                "The tool recorded for this build folder is gone; run again with CMAKE_FRESH=1.",
                                command=list(command)) from None
+
+
+def _pump(proc: "Process", log, display: _Display, result: StepResult) -> int:
     try:
         assert proc.stdout is not None
         for raw in proc.stdout:
             log.write(raw)
             text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
             done = total = None
-            if m := NINJA_STATUS.match(text):
-                done, total = int(m[1]), int(m[2])
-                if not is_bookkeeping(text[m.end():].strip()):
+            if parsed := status(text):
+                done, total, edge = parsed
+                if not is_bookkeeping(edge):
                     result.steps += 1
-                    if result.steps == 1 and on_work is not None:
-                        on_work()
             elif text == NO_WORK:
                 result.no_work = True
             display.line(text, done, total)

@@ -13,24 +13,17 @@ from __future__ import annotations
 import json
 import os
 import stat
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from buildkit._util.fileutil import read_json, write_atomic
+from buildkit.builder import install_summary
+from buildkit.builder.install_summary import scan_files
 
 FORMAT = 3
-# Kernel file times come from a coarse clock (up to 10 ms per tick at HZ=100): an input
-# read within a tick of the record being written is compared by content.
-RACY_SLACK_NS = 20_000_000
 
 Fingerprint = list  # [size, mtime_ns, ctime_ns, kind], or for a folder [files, newest mtime, newest ctime, "tree"]
-
-
-def _of(info: os.stat_result) -> Fingerprint:
-    kind = "link" if stat.S_ISLNK(info.st_mode) else "file"
-    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, kind]
 
 
 def fingerprint(path: str | Path) -> Fingerprint | None:
@@ -41,7 +34,7 @@ def fingerprint(path: str | Path) -> Fingerprint | None:
         return None
     if stat.S_ISDIR(info.st_mode):
         return folder_fingerprint(Path(path))
-    return _of(info)
+    return install_summary.fingerprint_of(info)
 
 
 def folder_fingerprint(folder: Path) -> Fingerprint:
@@ -51,28 +44,6 @@ def folder_fingerprint(folder: Path) -> Fingerprint:
     info = os.stat(folder)
     return [len(files), max([info.st_mtime_ns, *(f[1] for f in files.values())]),
             max([info.st_ctime_ns, *(f[2] for f in files.values())]), "tree"]
-
-
-class CheckStopped(Exception):
-    """A check running beside the build was told its answer will not be used."""
-
-
-def scan_files(folder: Path, stop: threading.Event | None = None) -> dict[str, Fingerprint]:
-    """Every file and link below ``folder`` (links not followed) with its fingerprint: one
-    ``lstat`` per file, the least a check of thousands of installed headers can cost.
-    ``stop``: checked per folder; when set, :class:`CheckStopped` ends the scan."""
-    found: dict[str, Fingerprint] = {}
-    pending = [str(folder)]
-    while pending:
-        if stop is not None and stop.is_set():
-            raise CheckStopped()
-        with os.scandir(pending.pop()) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-                else:
-                    found[entry.path] = _of(entry.stat(follow_symlinks=False))
-    return found
 
 
 def folder_times(folders: Iterable[str]) -> dict[str, list[int]]:
@@ -203,7 +174,7 @@ class InstallRecord:
         return {path for unit in self.units.values() for path in unit.outputs}
 
     def is_racy(self, recorded: Fingerprint) -> bool:
-        return recorded[1] >= self.written_ns - RACY_SLACK_NS
+        return recorded[1] >= self.written_ns - install_summary.RACY_SLACK_NS
 
     def touched_folders(self) -> set[str]:
         """Installed folders whose content may have changed since the install (an installed

@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_atomic, write_text_if_changed
-from buildkit.builder import install_record, install_tree
+from buildkit.builder import install_record, install_summary, install_tree
 from buildkit.builder.build_output import StepResult, log_dir, run_step
 from buildkit.builder.install_record import (
     Fingerprint,
@@ -141,13 +140,13 @@ class PackageTreeInstall:
         self.pending = state / f"install-pending-{key}"
         self.manifest_copy = state / f"manifest-{key}.txt"
         self.script_path = state / f"install-{key}.cmake"
+        self.summary_path = state / f"install-{key}.summary"
         self.output_path = state / f"install-{key}.out"
         self.outputs_changed = False  # the last install() added or removed installed files
 
     # ------------------------------------------------------------------ entry
-    def check(self, stop: threading.Event | None = None) -> InstallCheck:
-        """What an install would do now; reads only, so it may run while ninja does (its
-        answer holds when ninja then did no work)."""
+    def check(self) -> InstallCheck:
+        """What an install would do now; reads only."""
         try:
             scripts = read_units(self.build_dir / SCRIPT)
         except (UnreadableScript, OSError, UnicodeDecodeError, AttributeError) as exc:
@@ -155,27 +154,28 @@ class PackageTreeInstall:
         unfinished = self.pending.exists()
         record = None if unfinished else install_record.load(self.record_path, self.install_prefix, self.build_type)
         active = [unit for unit in scripts.units if unit.active]
-        plan = self._plan(active, record, stop)
+        plan = self._plan(active, record)
         gone = set(record.units) - {unit.key for unit in active} if record else set()
         return InstallCheck(scripts, active, record, plan, unfinished=unfinished,
                             current=plan.is_empty() and not gone and record is not None)
 
-    def install(self, build: StepResult | None = None, checked: InstallCheck | None = None) -> StepResult | None:
-        """Install what changed; None when nothing had to be installed or removed.
-        ``checked``: a :meth:`check` taken since the build's last change."""
+    def install(self, build: StepResult | None = None) -> StepResult | None:
+        """Install what changed; None when nothing had to be installed or removed."""
         started, clock = time.time(), time.perf_counter()
-        check = checked or self.check()
+        check = self.check()
         if check.unreadable:
             return self._install_everything(check.unreadable)
         scripts, active, record, plan = check.scripts, check.active, check.record, check.plan
         if check.unfinished:
             console.info("the last install into this prefix did not finish: installing every rule again")
         if check.current:
-            if plan.racy_ns and plan.racy_ns < time.time_ns() - install_record.RACY_SLACK_NS:
+            if plan.racy_ns and plan.racy_ns < time.time_ns() - install_summary.RACY_SLACK_NS:
                 verified_path(self.record_path).touch()  # what was racy is verified and now old
+            self._summarize(check, check.record, installed=False)
             return None
         for reason in plan.reasons:
             console.detail(f"install: {reason}")
+        install_summary.forget(str(self.summary_path))
         self.pending.parent.mkdir(parents=True, exist_ok=True)
         self.pending.touch()
         result = self._run(scripts, plan) if plan.runs else None
@@ -183,6 +183,7 @@ class PackageTreeInstall:
         new = self._new_record(active, record, plan, outputs)
         copied = self._copy_changed(active, plan, record, outputs, new)
         self._finish(new)
+        self._summarize(check, new, installed=True)
         seconds = time.perf_counter() - clock
         console.detail(f"install: {len(plan.runs)} rule(s) through CMake, {copied} file(s) copied directly, "
                        f"{len(new.outputs())} installed file(s) in all, {seconds:.3f} s")
@@ -195,8 +196,7 @@ class PackageTreeInstall:
         return set(_read_names(self.manifest_copy))
 
     # ------------------------------------------------------------------ plan
-    def _plan(self, units: list[InstallUnit], record: InstallRecord | None,
-              stop: threading.Event | None = None) -> Plan:
+    def _plan(self, units: list[InstallUnit], record: InstallRecord | None) -> Plan:
         plan = Plan()
         followers = []
         touched = record.touched_folders() if record else set()
@@ -205,7 +205,7 @@ class PackageTreeInstall:
         for unit in units:
             previous = record.units.get(unit.key) if record else None
             if unit.is_tree:
-                plan.scans[unit.key] = install_tree.scan(unit, stop)
+                plan.scans[unit.key] = install_tree.scan(unit)
             if unit.is_tree and previous is not None and previous.is_tree:
                 plan.inputs[unit.key] = previous.inputs  # compared file by file instead
             else:
@@ -233,7 +233,7 @@ class PackageTreeInstall:
     def _plan_tree(self, unit: InstallUnit, previous: UnitRecord, record: InstallRecord, plan: Plan,
                    touched: set[str]) -> None:
         scan = plan.scans[unit.key]
-        if not touched and previous.unchanged(scan, record.written_ns - install_record.RACY_SLACK_NS):
+        if not touched and previous.unchanged(scan, record.written_ns - install_summary.RACY_SLACK_NS):
             return  # the common no-op: compared as stored, nothing racy, no installed folder changed
         listing = sorted(scan)
         if listing != previous.listing:
@@ -324,8 +324,34 @@ class PackageTreeInstall:
         install_record.save(self.record_path, new)
         self.pending.unlink(missing_ok=True)
 
+    def _summarize(self, check: InstallCheck, record: InstallRecord | None, *, installed: bool) -> None:
+        """What the no-op develop's first stage compares (:mod:`buildkit.builder.install_summary`):
+        the tree as this install left it (``installed``), or as this check found it current
+        (its scans equal the record then, so the record's trees stay unexpanded)."""
+        if check.scripts is None or record is None:
+            return
+        trees, inputs = [], {}
+        for unit in check.active:
+            entry = record.units.get(unit.key)
+            if entry is None:
+                return
+            if not unit.is_tree:
+                inputs.update(entry.inputs)
+                continue
+            if not entry.is_tree or unit.key not in check.plan.scans:
+                return
+            expected = dict(check.plan.scans[unit.key])
+            if installed:  # a file copied after the scan is recorded as it was copied
+                expected.update({source: fp for source, fp in (entry.members or {}).values()})
+            trees.append((*install_tree.scan_spec(unit), expected))
+        install_summary.save(str(self.summary_path), record_path=str(self.record_path),
+                             verified_path=str(verified_path(self.record_path)), pending_path=str(self.pending),
+                             scripts=[str(script) for script in check.scripts.scripts], inputs=inputs,
+                             trees=trees, folders=record.folders)
+
     def _install_everything(self, reason: str) -> StepResult:
         console.warn(f"{reason}; installing with a whole `cmake --install` each time, which copies every file.")
+        install_summary.forget(str(self.summary_path))
         self.pending.parent.mkdir(parents=True, exist_ok=True)
         self.pending.touch()
         self.record_path.unlink(missing_ok=True)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import threading
 from pathlib import Path
 
-from buildkit.builder.install_record import Fingerprint, InstallRecord, fingerprint, scan_files, source_of
+from buildkit.builder.install_record import Fingerprint, InstallRecord, fingerprint, source_of
 from buildkit.builder.install_script import InstallUnit
+from buildkit.builder.install_summary import scan_files
 
 
 def differs(source: str, installed: str) -> bool:
@@ -38,14 +38,19 @@ def maybe_changed(previous: list | None, now: list, record: InstallRecord) -> bo
     return previous is None or previous[1] != now or record.is_racy(now)
 
 
-def scan(unit: InstallUnit, stop: threading.Event | None = None) -> dict[str, Fingerprint]:
+def scan_spec(unit: InstallUnit) -> tuple[list[str], bool]:
+    """A tree rule's source paths as scanned, and whether they are folders (install(DIRECTORY))."""
+    return [os.path.normpath(source) for source in unit.sources], unit.tree_type == "DIRECTORY"
+
+
+def scan(unit: InstallUnit) -> dict[str, Fingerprint]:
     """Every file a tree rule could install, with its fingerprint: its FILES, or everything
     below its folders."""
     found: dict[str, Fingerprint] = {}
-    for source in unit.sources:
-        path = os.path.normpath(source)
-        if unit.tree_type == "DIRECTORY" and os.path.isdir(path):
-            found.update(scan_files(Path(path), stop))
+    sources, folders = scan_spec(unit)
+    for path in sources:
+        if folders and os.path.isdir(path):
+            found.update(scan_files(path))
         elif (recorded := fingerprint(path)) is not None:
             found[path] = recorded
     return found

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 from buildkit._util import console
 from buildkit.errors import exit_on_error
-from buildkit.frontends import noop_develop
+from buildkit.frontends import noop_finish
 from buildkit.frontends.cli.docs import write_reference
 from buildkit.frontends.develop import develop
 from buildkit.project import Project
@@ -50,7 +50,7 @@ def _build(args: argparse.Namespace) -> int:
 
 def _record_for_no_op(project: Project, register: bool) -> None:
     if not project.options.cmake_only:
-        noop_develop.record(project, register)
+        noop_finish.record(project, register)
 
 
 @exit_on_error

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from buildkit._util import console
 from buildkit.config.options import current_config_settings
 from buildkit.errors import reporting_errors
-from buildkit.frontends import develop_state, noop_develop
+from buildkit.frontends import develop_state, noop_finish
 from buildkit.project import Project
 
 # Commands whose work needs the CMake outputs; everything else (egg_info, sdist,
@@ -94,11 +94,11 @@ def _setup(overrides: dict[str, Any]):
         # Nothing for setuptools to do when the stub and the editable registration
         # are current: skip its machinery, as `buildkit develop` does.
         if sys.argv[1:] == ["develop"] and develop_state.is_current(project, register=True):
-            noop_develop.record(project, register=True)
+            noop_finish.record(project, register=True)
             return None
         packaged = _package(project, overrides)
         if sys.argv[1:] == ["develop"]:
-            noop_develop.record(project, register=True)  # setuptools returned: the develop is done
+            noop_finish.record(project, register=True)  # setuptools returned: the develop is done
         return packaged
 
 

@@ -1,0 +1,162 @@
+"""Whether the package tree is current, answerable before the install step's modules load.
+
+The no-op ``buildkit develop`` (:mod:`buildkit.frontends.noop_develop`) asks this
+while ninja runs, with nothing of buildkit imported but this module: the install
+step (:mod:`buildkit.builder.install_step`) and its record cost ~35 ms of a 2-core
+machine to import, a third of the no-op's budget.  After every install, and every
+check that found the tree current, the install step writes a summary: the fingerprint
+of each install script it read, of each input of the rules CMake runs, of every file
+below the tree rules' sources, and the installed folders' times.  The tree is
+current when all of them are unchanged, no install is half done, and none of the
+recorded times is too recent to trust (git's racy-clean rule, as in the record).
+Anything else is "not known": the install step's full check decides.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+import sys
+
+# Kernel file times come from a coarse clock (up to 10 ms per tick at HZ=100): an input
+# read within a tick of the record being written is compared by content.
+RACY_SLACK_NS = 20_000_000
+# marshal's format belongs to the interpreter's version.
+HEADER = b"buildkit install summary 1, python %x\n" % sys.hexversion
+
+
+def fingerprint_of(info: os.stat_result) -> list:
+    """[size, mtime_ns, ctime_ns, kind] of a file or link, as compared between installs."""
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, "link" if stat.S_ISLNK(info.st_mode) else "file"]
+
+
+def scan_files(folder: str | os.PathLike) -> dict[str, list]:
+    """Every file and link below ``folder`` (links not followed) with its fingerprint: one
+    ``lstat`` per file, the least a check of thousands of installed headers can cost."""
+    found: dict[str, list] = {}
+    pending = [os.fspath(folder)]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                else:
+                    found[entry.path] = fingerprint_of(entry.stat(follow_symlinks=False))
+    return found
+
+
+def _lstat_fingerprint(path: str) -> list | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return None if stat.S_ISDIR(info.st_mode) else fingerprint_of(info)
+
+
+def _record_stamp(path: str) -> list | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ino]
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def save(path: str, *, record_path: str, verified_path: str, pending_path: str, scripts: list[str],
+         inputs: dict[str, list | None], trees: list[tuple[list[str], bool, dict[str, list]]],
+         folders: dict[str, list[int]]) -> bool:
+    """Write the summary of a current tree.  ``trees``: each tree rule's source paths, whether
+    they are folders to scan (``install(DIRECTORY)``), and what a scan of them finds now.
+    False, and no summary, when an input is something this module does not compare."""
+    script_stamps = {script: _lstat_fingerprint(script) for script in scripts}
+    if any(fp is not None and fp[3] not in ("file", "link") for fp in inputs.values()):
+        return False  # a folder read as a whole: the full check fingerprints it
+    times = [times[0] for times in folders.values()]
+    times += [fp[1] for _, _, expected in trees for fp in expected.values()]
+    summary = {"record": _record_stamp(record_path), "record_path": record_path, "verified": verified_path,
+               "pending": pending_path, "scripts": script_stamps, "inputs": inputs,
+               "trees": [[sources, is_folder, expected] for sources, is_folder, expected in trees],
+               "folders": folders, "newest": max(times, default=0)}
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(HEADER + marshal.dumps(summary))
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    return True
+
+
+def forget(path: str) -> None:
+    """Before the tree changes: a summary must never outlive the state it describes."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _load(path: str) -> dict | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    if not data.startswith(HEADER):
+        return None
+    try:
+        summary = marshal.loads(data[len(HEADER):])
+    except (EOFError, ValueError, TypeError):
+        return None
+    return summary if isinstance(summary, dict) else None
+
+
+def _scan_tree(sources: list[str], is_folder: bool) -> dict[str, list] | None:
+    found: dict[str, list] = {}
+    for source in sources:
+        if is_folder and os.path.isdir(source):
+            found.update(scan_files(source))
+        else:
+            try:
+                info = os.lstat(source)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                return None  # a folder named as a file: the full check fingerprints it whole
+            found[source] = fingerprint_of(info)
+    return found
+
+
+def is_current(path: str) -> bool:
+    """True when the summary at ``path`` still describes the sources, the installed folders
+    and the record; False when anything differs or is unsure (the full check then runs)."""
+    try:
+        summary = _load(path)
+        if summary is None or os.path.exists(summary["pending"]):
+            return False
+        if _record_stamp(summary["record_path"]) != summary["record"]:
+            return False
+        written = max(summary["record"][1], _mtime(summary["verified"]))
+        if summary["newest"] >= written - RACY_SLACK_NS:
+            return False  # a time too close to the record's to trust: compared by content there
+        if any(_lstat_fingerprint(script) != stamp for script, stamp in summary["scripts"].items()):
+            return False
+        if any(_lstat_fingerprint(source) != recorded for source, recorded in summary["inputs"].items()):
+            return False
+        for folder, times in summary["folders"].items():
+            try:
+                info = os.stat(folder)
+            except OSError:
+                return False
+            if [info.st_mtime_ns, info.st_ctime_ns] != times:
+                return False
+        return all(_scan_tree(sources, is_folder) == expected for sources, is_folder, expected in summary["trees"])
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        return False  # not a summary this version wrote

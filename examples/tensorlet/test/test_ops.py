@@ -56,6 +56,32 @@ def test_where():
     np.testing.assert_allclose(tl.where(tl.from_numpy(c), tl.from_numpy(a), 0.0).numpy(), np.where(c, a, 0))
 
 
+@pytest.mark.parametrize("name,ref", [("add", np.add), ("mul", np.multiply)])
+def test_contiguous_float_kernels_past_the_cache(name, ref):
+    """float32 add/mul over 4M elements: pieces on every thread, and operands of 48 MB, past
+    the last-level cache of most machines, so the result is written with streaming stores
+    (an output one element off its vector alignment: scalar stores up to the first aligned
+    vector, plain ones after the last)."""
+    rng = np.random.default_rng(2)
+    n = (1 << 22) + 3
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    out = np.full(n + 1, np.nan, np.float32)
+    getattr(tl, name)(tl.from_numpy(a), tl.from_numpy(b), out=tl.from_numpy(out[1:]))
+    np.testing.assert_array_equal(out[1:], ref(a, b))
+    assert np.isnan(out[0])
+
+
+def test_float_sums_over_many_elements():
+    """float32 sums of 4M elements (whole, per row, per column) stay as accurate as summing
+    the float64 values would suggest: no long single-precision accumulation chain."""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((1024, 4096)) + 1).astype(np.float32)
+    t, exact = tl.from_numpy(x), x.astype(np.float64)
+    assert abs(t.sum().item() - exact.sum()) <= 1e-6 * np.abs(exact).sum()
+    np.testing.assert_allclose(t.sum(dim=[1]).numpy(), exact.sum(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(t.sum(dim=[0]).numpy(), exact.sum(axis=0), rtol=1e-5)
+
+
 def test_reduction_dtype_and_errors():
     x = tl.tensor([[1, 2], [3, 4]], dtype=tl.int32)
     assert x.sum().dtype == tl.int64

@@ -1,5 +1,8 @@
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 #include "ops/cpu/VecKernels.h"
 
@@ -29,11 +32,37 @@ const VecKernels* choose() {
   return vec_kernels_default();
 }
 
+// Linux's sysfs describes the caches this machine (or virtual machine) has; the
+// cpuid-based sysconf values can describe the host's (256 MiB for a 2-core VM).
+int64_t sysfs_largest_cache_bytes() {
+  int64_t largest = 0;
+  for (int index = 0;; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    std::ifstream size_file(dir + "size"), type_file(dir + "type");
+    if (!size_file) break;
+    std::string type;
+    int64_t size = 0;
+    char unit = 0;
+    if (!(type_file >> type) || type == "Instruction" || !(size_file >> size)) continue;
+    size_file >> unit;
+    largest = std::max(largest, size << (unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0));
+  }
+  return largest;
+}
+
 }  // namespace
 
 const VecKernels& vec_kernels() {
   static const VecKernels* k = choose();
   return *k;
+}
+
+int64_t last_level_cache_bytes() {
+  static const int64_t bytes = [] {
+    const int64_t from_sysfs = sysfs_largest_cache_bytes();
+    return from_sysfs > 0 ? from_sysfs : int64_t{32} << 20;
+  }();
+  return bytes;
 }
 
 }  // namespace tensorlet::cpu

@@ -7,7 +7,15 @@
 // and the workers claim pieces from one counter; the caller does whatever is
 // left and then waits only for pieces a worker has already started. A worker
 // that wakes up late finds nothing to do.
+//
+// Both sides poll for a while before they sleep: waking a sleeping thread costs
+// a system call and, on a virtual machine, the host's time to give the halted
+// CPU back (tens to hundreds of microseconds), about as long as a whole 1M-float
+// add. And a woken worker may land on its caller's CPU (see move_off_cpu).
 #include <pthread.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include <atomic>
 #include <chrono>
@@ -31,6 +39,46 @@ inline void cpu_relax() {
 #endif
 }
 
+// Polls `done` for up to kSpinMicroseconds; true once it holds.
+template <typename Done>
+bool spin_until(Done done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    for (int i = 0; i < 16; ++i) cpu_relax();
+  }
+}
+
+// The CPU the calling thread runs on; -1 where the system does not say.
+int current_cpu() {
+#if defined(__linux__)
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
+
+// Moves the calling worker off `cpu`, its caller's. Linux places a woken thread on
+// the waker's CPU when it takes the other CPUs for busy, as it does on a virtual
+// machine whose idle CPUs the host has descheduled; the two threads then share one
+// CPU (one of them ran every piece of 10 to 20 calls in a row on a 2-core VM)
+// until load balancing notices, milliseconds later. Leaving `cpu` out of the
+// worker's affinity for a moment moves it at once; restoring the affinity right
+// after keeps the user's CPU mask (taskset, cgroups) as it was.
+void move_off_cpu(int cpu) {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0 || !CPU_ISSET(cpu, &allowed)) return;
+  cpu_set_t others = allowed;
+  CPU_CLR(cpu, &others);
+  if (CPU_COUNT(&others) > 0 && sched_setaffinity(0, sizeof others, &others) == 0)
+    sched_setaffinity(0, sizeof allowed, &allowed);
+#else
+  (void)cpu;
+#endif
+}
+
 thread_local bool t_in_parallel = false;
 std::atomic<bool> g_forked{false};  // a fork()ed child has no workers: it runs serially
 
@@ -38,8 +86,11 @@ struct Job {
   void (*body)(void*, int64_t) = nullptr;
   void* ctx = nullptr;
   int64_t pieces = 0;
+  int caller_cpu = -1;
   std::atomic<int64_t> next{0};
-  int users = 0;  // workers inside work(); guarded by Pool::mutex_
+  // Workers inside work(): joined under Pool::mutex_ while the job is posted, left
+  // without it (the caller polls the count before it sleeps on Pool::idle_).
+  std::atomic<int> users{0};
   std::mutex error_mutex;
   std::exception_ptr error;
 };
@@ -79,9 +130,16 @@ class Pool {
     t_in_parallel = true;
     work(job);
     t_in_parallel = false;
-    std::unique_lock<std::mutex> lock(mutex_);
-    job_ = nullptr;  // no worker joins from now on
-    idle_.wait(lock, [&] { return job.users == 0; });
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_ = nullptr;  // no worker joins from now on
+    }
+    // The workers are finishing their last pieces: usually a few microseconds.
+    const auto finished = [&] { return job.users.load(std::memory_order_acquire) == 0; };
+    if (!spin_until(finished)) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      idle_.wait(lock, finished);
+    }
     return true;
   }
 
@@ -94,10 +152,7 @@ class Pool {
       // Kernels come in quick succession: poll for a while before sleeping, so
       // that the next one finds this worker awake (no wake-up, no waiting for
       // the scheduler to give a sleeping thread its core back).
-      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
-      while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until) {
-        for (int i = 0; i < 64; ++i) cpu_relax();
-      }
+      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
       lock.lock();
       ++sleeping_;
       wake_.wait(lock, [&] { return generation_.load(std::memory_order_relaxed) != seen; });
@@ -108,12 +163,15 @@ class Pool {
         lock.unlock();
         continue;
       }
-      ++job->users;
+      job->users.fetch_add(1, std::memory_order_relaxed);
       lock.unlock();
+      if (job->caller_cpu >= 0 && current_cpu() == job->caller_cpu) move_off_cpu(job->caller_cpu);
       work(*job);
-      lock.lock();
-      if (--job->users == 0) idle_.notify_all();
-      lock.unlock();
+      // `job` may be gone once the count reaches 0: only the pool is touched after.
+      if (job->users.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> guard(mutex_);  // the caller is polling or inside idle_.wait
+        idle_.notify_all();
+      }
     }
   }
 
@@ -161,6 +219,7 @@ void parallel_pieces(int64_t pieces, void (*body)(void*, int64_t), void* ctx) {
   job.body = body;
   job.ctx = ctx;
   job.pieces = pieces;
+  job.caller_cpu = current_cpu();
   if (pieces == 1 || g_forked.load(std::memory_order_relaxed) || pool().workers() == 0 || !pool().run(job)) {
     const bool saved = t_in_parallel;
     t_in_parallel = true;

@@ -23,6 +23,9 @@ struct VecKernels {
 };
 
 const VecKernels& vec_kernels();
+// The size of the largest data cache in bytes (a guess of 32 MiB where the system
+// does not say): data beyond it streams from memory.
+int64_t last_level_cache_bytes();
 
 const VecKernels* vec_kernels_default();
 const VecKernels* vec_kernels_avx2();

@@ -111,3 +111,35 @@ def test_a_pip_install_is_replaced_without_pip_through_its_record(tmp_path, monk
     (info / "INSTALLER").write_text("conda\n")
     with pytest.raises(BuildkitError, match="this interpreter has no pip, and demo-1.0.dist-info has no RECORD"):
         editable._remove_existing(info, "demo", site)
+
+
+GENERATOR = """
+# A header written into the installed source folder by a build step (as PyTorch's codegen
+# writes into its source tree), a while after the build starts.
+add_custom_command(OUTPUT "${PROJECT_SOURCE_DIR}/include/minimal/generated.h"
+  COMMAND "${CMAKE_COMMAND}" -E sleep 1
+  COMMAND "${CMAKE_COMMAND}" -E copy "${PROJECT_SOURCE_DIR}/generated.txt" "${PROJECT_SOURCE_DIR}/include/minimal/generated.h"
+  DEPENDS "${PROJECT_SOURCE_DIR}/generated.txt")
+add_custom_target(generate_header ALL DEPENDS "${PROJECT_SOURCE_DIR}/include/minimal/generated.h")
+"""
+
+
+def test_a_header_a_build_step_writes_into_an_installed_folder_is_installed_by_that_build(
+        test_package: Callable[..., Path], overlay_python: Path) -> None:
+    """The no-op path scans the installed trees' sources while ninja runs; a build step that
+    then rewrites one of them (not a compile or link) must not leave the old copy installed."""
+    project = test_package("minimal")
+    (project / "generated.txt").write_text("// generated 1\n")
+    with (project / "CMakeLists.txt").open("a") as handle:
+        handle.write(GENERATOR)
+    develop(overlay_python, project)
+    installed = project / "minimal" / "include" / "minimal" / "generated.h"
+    assert installed.read_text() == "// generated 1\n"
+    assert RESULT_LINE.findall(develop(overlay_python, project)) == ["up to date"]
+
+    (project / "generated.txt").write_text("// generated 2\n")
+    entry = "from buildkit.frontends.cli.entry import main; assert main(['develop', '.']) == 0"
+    loaded = "print('buildkit.project' in sys.modules)"
+    done = run([overlay_python, "-c", f"import sys; {entry}; {loaded}"], cwd=project, env=BARE_ENV)
+    assert done.stdout.strip().splitlines()[-1] == "False", done.stdout + done.stderr  # the no-op path
+    assert installed.read_text() == "// generated 2\n"

@@ -73,9 +73,13 @@ def info(message: str) -> None:
         plain(f"buildkit: {message}")
 
 
+def is_verbose() -> bool:
+    return os.environ.get("VERBOSE", "0") not in {"", "0"}
+
+
 def detail(message: str) -> None:
     """A line that only matters when something goes wrong or VERBOSE=1."""
-    if os.environ.get("VERBOSE", "0") not in {"", "0"}:
+    if is_verbose():
         plain(f"buildkit: {message}")
 
 

@@ -15,7 +15,7 @@ import json
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
@@ -39,6 +39,7 @@ class StepResult:
     started: float = 0.0  # time.time() at the start
     steps: int = 0  # Ninja edges run ([n/N] lines), CMake's bookkeeping edges left out
     no_work: bool = False  # Ninja said "no work to do"
+    edges: list[str] = field(default_factory=list)  # those edges' descriptions
 
 
 class _Display:
@@ -191,6 +192,7 @@ def _pump(proc: "Process", log, display: _Display, result: StepResult) -> int:
                 done, total, edge = parsed
                 if not is_bookkeeping(edge):
                     result.steps += 1
+                    result.edges.append(edge)
             elif text == NO_WORK:
                 result.no_work = True
             display.line(text, done, total)

@@ -117,17 +117,48 @@ class UnitRecord:
     def unchanged(self, scan: dict[str, Fingerprint], racy_from_ns: int) -> bool:
         """Whether a tree rule read from disk has the same files with the same fingerprints as
         ``scan``, none of them recorded at or after ``racy_from_ns``; False when unsure."""
+        return self.edits(scan, racy_from_ns) == ([], [])
+
+    def edits(self, scan: dict[str, Fingerprint], racy_from_ns: int) -> tuple[list, list] | None:
+        """For a tree rule still as read from disk, whose files are the same ones as ``scan``'s
+        (none added, removed or turned into a link): its members whose source's fingerprint
+        changed, and those recorded at or after ``racy_from_ns`` (their content decides), as
+        (source, installed file) pairs.  None otherwise: the whole record then decides.
+        Thousands of members are compared as stored, without expanding them."""
         stored = self._stored
         if stored is None:
-            return False
+            return None
         members, others, roots = stored["members"], stored.get("others", ()), self.roots or []
         if len(scan) != len(members) + len(others) or any(path not in scan for path in others):
-            return False
+            return None
+        changed, racy = [], []
         for relative, (size, mtime, ctime) in members.items():
-            now = scan.get(source_of(relative, roots))
-            if now is None or now != [size, mtime, mtime + ctime, "file"] or mtime >= racy_from_ns:
-                return False
-        return True
+            source = source_of(relative, roots)
+            now = scan.get(source)
+            if now is None or now[3] != "file":
+                return None
+            if now != [size, mtime, mtime + ctime, "file"]:
+                changed.append((source, f"{self._prefix}/{relative}"))
+            elif mtime >= racy_from_ns:
+                racy.append((source, f"{self._prefix}/{relative}"))
+        return changed, racy
+
+    def with_inputs(self, inputs: dict[str, Fingerprint | None]) -> "UnitRecord":
+        """This rule's record for the next install, with ``inputs``; a tree still as stored stays so."""
+        if self._stored is None:
+            return UnitRecord(self.outputs, inputs, self.members, self.listing, self.roots)
+        stored = {**self._stored, "members": dict(self._stored["members"])}
+        return UnitRecord(None, inputs, roots=self.roots, stored=stored, prefix=self._prefix)
+
+    def set_member(self, installed: str, source: str, fingerprint: Fingerprint) -> None:
+        """``installed`` was copied from ``source``, which had ``fingerprint`` then."""
+        if self._stored is not None and fingerprint is not None and fingerprint[3] == "file":
+            size, mtime, ctime, _ = fingerprint
+            self._stored["members"][installed[len(self._prefix) + 1:]] = [size, mtime, ctime - mtime]
+            return
+        self._expand()
+        if self._members is not None:
+            self._members[installed] = [source, fingerprint]
 
     def to_json(self, prefix: str) -> dict:
         data: dict = {"inputs": self.inputs}

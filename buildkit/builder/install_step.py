@@ -145,8 +145,9 @@ class PackageTreeInstall:
         self.outputs_changed = False  # the last install() added or removed installed files
 
     # ------------------------------------------------------------------ entry
-    def check(self) -> InstallCheck:
-        """What an install would do now; reads only."""
+    def check(self, scans: dict[tuple, dict[str, Fingerprint]] | None = None) -> InstallCheck:
+        """What an install would do now; reads only.  ``scans``: tree rules' sources scanned
+        since the build's last change (by :func:`install_summary.scan_key`), not scanned again."""
         try:
             scripts = read_units(self.build_dir / SCRIPT)
         except (UnreadableScript, OSError, UnicodeDecodeError, AttributeError) as exc:
@@ -154,15 +155,17 @@ class PackageTreeInstall:
         unfinished = self.pending.exists()
         record = None if unfinished else install_record.load(self.record_path, self.install_prefix, self.build_type)
         active = [unit for unit in scripts.units if unit.active]
-        plan = self._plan(active, record)
+        plan = self._plan(active, record, scans or {})
         gone = set(record.units) - {unit.key for unit in active} if record else set()
         return InstallCheck(scripts, active, record, plan, unfinished=unfinished,
                             current=plan.is_empty() and not gone and record is not None)
 
-    def install(self, build: StepResult | None = None) -> StepResult | None:
-        """Install what changed; None when nothing had to be installed or removed."""
+    def install(self, build: StepResult | None = None,
+                scans: dict[tuple, dict[str, Fingerprint]] | None = None) -> StepResult | None:
+        """Install what changed; None when nothing had to be installed or removed.  ``scans``:
+        as for :meth:`check`."""
         started, clock = time.time(), time.perf_counter()
-        check = self.check()
+        check = self.check(scans)
         if check.unreadable:
             return self._install_everything(check.unreadable)
         scripts, active, record, plan = check.scripts, check.active, check.record, check.plan
@@ -171,7 +174,7 @@ class PackageTreeInstall:
         if check.current:
             if plan.racy_ns and plan.racy_ns < time.time_ns() - install_summary.RACY_SLACK_NS:
                 verified_path(self.record_path).touch()  # what was racy is verified and now old
-            self._summarize(check, check.record, installed=False)
+            self._summarize(check, check.record, {})
             return None
         for reason in plan.reasons:
             console.detail(f"install: {reason}")
@@ -182,11 +185,14 @@ class PackageTreeInstall:
         outputs = read_partial_output(self.output_path) if result is not None else {}
         new = self._new_record(active, record, plan, outputs)
         copied = self._copy_changed(active, plan, record, outputs, new)
-        self._finish(new)
-        self._summarize(check, new, installed=True)
+        same_outputs = (record is not None and not check.unfinished and set(new.units) == set(record.units)
+                        and all(new.units[key].outputs == record.units[key].outputs for key in plan.runs))
+        self._finish(new, record if same_outputs else None)
+        self._summarize(check, new, copied)
         seconds = time.perf_counter() - clock
-        console.detail(f"install: {len(plan.runs)} rule(s) through CMake, {copied} file(s) copied directly, "
-                       f"{len(new.outputs())} installed file(s) in all, {seconds:.3f} s")
+        if console.is_verbose():  # counting every installed file expands the record's trees
+            console.detail(f"install: {len(plan.runs)} rule(s) through CMake, {len(copied)} file(s) copied "
+                           f"directly, {len(new.outputs())} installed file(s) in all, {seconds:.3f} s")
         if result is not None:
             result.seconds = seconds
             return result
@@ -196,7 +202,7 @@ class PackageTreeInstall:
         return set(_read_names(self.manifest_copy))
 
     # ------------------------------------------------------------------ plan
-    def _plan(self, units: list[InstallUnit], record: InstallRecord | None) -> Plan:
+    def _plan(self, units: list[InstallUnit], record: InstallRecord | None, scans: dict[tuple, dict]) -> Plan:
         plan = Plan()
         followers = []
         touched = record.touched_folders() if record else set()
@@ -205,7 +211,7 @@ class PackageTreeInstall:
         for unit in units:
             previous = record.units.get(unit.key) if record else None
             if unit.is_tree:
-                plan.scans[unit.key] = install_tree.scan(unit)
+                plan.scans[unit.key] = scans.get(install_tree.scan_key(unit)) or install_tree.scan(unit)
             if unit.is_tree and previous is not None and previous.is_tree:
                 plan.inputs[unit.key] = previous.inputs  # compared file by file instead
             else:
@@ -233,8 +239,15 @@ class PackageTreeInstall:
     def _plan_tree(self, unit: InstallUnit, previous: UnitRecord, record: InstallRecord, plan: Plan,
                    touched: set[str]) -> None:
         scan = plan.scans[unit.key]
-        if not touched and previous.unchanged(scan, record.written_ns - install_summary.RACY_SLACK_NS):
-            return  # the common no-op: compared as stored, nothing racy, no installed folder changed
+        edits = None if touched else previous.edits(scan, record.written_ns - install_summary.RACY_SLACK_NS)
+        if edits is not None:  # the common cases, compared as stored: nothing changed, or files edited
+            changed, racy = edits
+            plan.racy_ns = max([plan.racy_ns, *(scan[source][1] for source, _ in racy)])
+            copies = changed + [pair for pair in racy if install_tree.differs(*pair)]
+            if copies:
+                plan.copies[unit.key] = copies
+                plan.reasons += [f"copy {source} -> {installed}" for source, installed in copies]
+            return
         listing = sorted(scan)
         if listing != previous.listing:
             added = sorted(set(listing) - set(previous.listing or []))
@@ -284,21 +297,21 @@ class PackageTreeInstall:
                                                                          plan.scans[unit.key])
                     entry.listing = sorted(plan.scans[unit.key]) if entry.members is not None else None
             elif previous is not None:
-                entry = UnitRecord(previous.outputs, plan.inputs[unit.key], previous.members, previous.listing,
-                                   previous.roots)
+                entry = previous.with_inputs(plan.inputs[unit.key])
             else:
                 continue
             new.units[unit.key] = entry
         return new
 
     def _copy_changed(self, units: list[InstallUnit], plan: Plan, record: InstallRecord | None,
-                      outputs: dict[str, list[str]], new: InstallRecord) -> int:
+                      outputs: dict[str, list[str]], new: InstallRecord) -> dict[str, Fingerprint]:
         """Copy the changed files of tree rules; after CMake ran a rule without forcing it
-        (files added or removed), also the members it may have judged up to date."""
-        copied = 0
+        (files added or removed), also the members it may have judged up to date.  Returns
+        each copied source's fingerprint when it was copied."""
+        copied: dict[str, Fingerprint] = {}
         for unit in units:
             entry = new.units.get(unit.key)
-            if entry is None or entry.members is None:
+            if entry is None or not entry.is_tree:
                 continue
             copies = list(plan.copies.get(unit.key, ()))
             if plan.runs.get(unit.key) is False and record is not None:
@@ -307,27 +320,33 @@ class PackageTreeInstall:
                            if install_tree.maybe_changed(previous.get(installed), now, record)
                            and install_tree.differs(source, installed)]
             for source, installed in copies:
-                entry.members[installed] = [source, install_tree.copy_file(source, installed)]
-                copied += 1
+                copied[source] = install_tree.copy_file(source, installed)
+                entry.set_member(installed, source, copied[source])
         return copied
 
-    def _finish(self, new: InstallRecord) -> None:
-        """Remove what is no longer installed, then record; the marker goes last."""
-        previous = self.manifest()
-        current = new.outputs()
-        self.outputs_changed = previous != current
-        self.prune_stale(previous - current)
-        new.folders = folder_times({os.path.dirname(path) for path in current})
-        listing = "".join(f"{path}\n" for path in sorted(current))
-        write_atomic(self.manifest_copy, listing.encode("utf-8"))
-        write_text_if_changed(self.build_dir / INSTALL_MANIFEST, listing)
+    def _finish(self, new: InstallRecord, same_as: InstallRecord | None) -> None:
+        """Remove what is no longer installed, then record; the marker goes last.  ``same_as``:
+        the last install's record when this one installed the same files (files were copied
+        or rules rerun, none added or removed), so the manifests stand as they are."""
+        if same_as is not None:
+            self.outputs_changed = False
+            new.folders = folder_times(same_as.folders)
+        else:
+            previous = self.manifest()
+            current = new.outputs()
+            self.outputs_changed = previous != current
+            self.prune_stale(previous - current)
+            new.folders = folder_times({os.path.dirname(path) for path in current})
+            listing = "".join(f"{path}\n" for path in sorted(current))
+            write_atomic(self.manifest_copy, listing.encode("utf-8"))
+            write_text_if_changed(self.build_dir / INSTALL_MANIFEST, listing)
         install_record.save(self.record_path, new)
         self.pending.unlink(missing_ok=True)
 
-    def _summarize(self, check: InstallCheck, record: InstallRecord | None, *, installed: bool) -> None:
+    def _summarize(self, check: InstallCheck, record: InstallRecord | None, copied: dict[str, Fingerprint]) -> None:
         """What the no-op develop's first stage compares (:mod:`buildkit.builder.install_summary`):
-        the tree as this install left it (``installed``), or as this check found it current
-        (its scans equal the record then, so the record's trees stay unexpanded)."""
+        the tree as this check found it, with the sources this install ``copied`` as they were
+        when copied (the record holds the same, without its trees being expanded)."""
         if check.scripts is None or record is None:
             return
         trees, inputs = [], {}
@@ -341,8 +360,7 @@ class PackageTreeInstall:
             if not entry.is_tree or unit.key not in check.plan.scans:
                 return
             expected = dict(check.plan.scans[unit.key])
-            if installed:  # a file copied after the scan is recorded as it was copied
-                expected.update({source: fp for source, fp in (entry.members or {}).values()})
+            expected.update((source, fp) for source, fp in copied.items() if source in expected)
             trees.append((*install_tree.scan_spec(unit), expected))
         install_summary.save(str(self.summary_path), record_path=str(self.record_path),
                              verified_path=str(verified_path(self.record_path)), pending_path=str(self.pending),

@@ -134,29 +134,52 @@ def _scan_tree(sources: list[str], is_folder: bool) -> dict[str, list] | None:
     return found
 
 
-def is_current(path: str) -> bool:
-    """True when the summary at ``path`` still describes the sources, the installed folders
-    and the record; False when anything differs or is unsure (the full check then runs)."""
+def scan_key(sources: list[str], is_folder: bool) -> tuple:
+    """How a tree rule's scan is named between the no-op's two stages."""
+    return (*sources, is_folder)
+
+
+def check(path: str) -> tuple[bool, dict[tuple, dict[str, list]]]:
+    """Whether the summary at ``path`` still describes the sources, the installed folders
+    and the record (False when anything differs or is unsure: the full check then runs),
+    and what the scan of each tree rule's sources found (by :func:`scan_key`), which the
+    full check may take instead of scanning again."""
+    summary = _load(path)
+    scans: dict[tuple, dict[str, list]] = {}
+    if summary is None:
+        return False, scans
     try:
-        summary = _load(path)
-        if summary is None or os.path.exists(summary["pending"]):
+        current = True
+        for sources, is_folder, expected in summary["trees"]:
+            found = _scan_tree(sources, is_folder)
+            if found is not None:
+                scans[scan_key(sources, is_folder)] = found
+            current = current and found == expected
+        return current and _unchanged_besides_trees(summary), scans
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError):
+        return False, {}  # not a summary this version wrote
+
+
+def _unchanged_besides_trees(summary: dict) -> bool:
+    if os.path.exists(summary["pending"]) or _record_stamp(summary["record_path"]) != summary["record"]:
+        return False
+    written = max(summary["record"][1], _mtime(summary["verified"]))
+    if summary["newest"] >= written - RACY_SLACK_NS:
+        return False  # a time too close to the record's to trust: compared by content there
+    if any(_lstat_fingerprint(script) != stamp for script, stamp in summary["scripts"].items()):
+        return False
+    if any(_lstat_fingerprint(source) != recorded for source, recorded in summary["inputs"].items()):
+        return False
+    for folder, times in summary["folders"].items():
+        try:
+            info = os.stat(folder)
+        except OSError:
             return False
-        if _record_stamp(summary["record_path"]) != summary["record"]:
+        if [info.st_mtime_ns, info.st_ctime_ns] != times:
             return False
-        written = max(summary["record"][1], _mtime(summary["verified"]))
-        if summary["newest"] >= written - RACY_SLACK_NS:
-            return False  # a time too close to the record's to trust: compared by content there
-        if any(_lstat_fingerprint(script) != stamp for script, stamp in summary["scripts"].items()):
-            return False
-        if any(_lstat_fingerprint(source) != recorded for source, recorded in summary["inputs"].items()):
-            return False
-        for folder, times in summary["folders"].items():
-            try:
-                info = os.stat(folder)
-            except OSError:
-                return False
-            if [info.st_mtime_ns, info.st_ctime_ns] != times:
-                return False
-        return all(_scan_tree(sources, is_folder) == expected for sources, is_folder, expected in summary["trees"])
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-        return False  # not a summary this version wrote
+    return True
+
+
+def is_current(path: str) -> bool:
+    """:func:`check`'s verdict alone."""
+    return check(path)[0]

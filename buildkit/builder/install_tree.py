@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from buildkit.builder import install_summary
 from buildkit.builder.install_record import Fingerprint, InstallRecord, fingerprint, source_of
 from buildkit.builder.install_script import InstallUnit
 from buildkit.builder.install_summary import scan_files
@@ -41,6 +42,10 @@ def maybe_changed(previous: list | None, now: list, record: InstallRecord) -> bo
 def scan_spec(unit: InstallUnit) -> tuple[list[str], bool]:
     """A tree rule's source paths as scanned, and whether they are folders (install(DIRECTORY))."""
     return [os.path.normpath(source) for source in unit.sources], unit.tree_type == "DIRECTORY"
+
+
+def scan_key(unit: InstallUnit) -> tuple:
+    return install_summary.scan_key(*scan_spec(unit))
 
 
 def scan(unit: InstallUnit) -> dict[str, Fingerprint]:

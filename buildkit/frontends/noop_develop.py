@@ -31,7 +31,7 @@ import time
 from buildkit._util import console, spawn
 from buildkit.builder import install_summary
 from buildkit.builder.build_lock import held_here, lock_build_folder
-from buildkit.builder.ninja_status import command_line, is_bookkeeping, status
+from buildkit.builder.ninja_status import command_line, is_bookkeeping, log_stamp, status
 
 try:  # built into CPython; hashlib would load OpenSSL's library for the same digest (~4 ms, measured)
     from _blake2 import blake2b
@@ -167,13 +167,14 @@ def run_if_current(root: str, register: bool) -> bool:
     if held_here(record["build_dir"]):
         return False  # `buildkit develop` runs setup.py in-process, holding the lock: it decides
     with lock_build_folder(record["build_dir"]):
+        log_before = log_stamp(record["build_dir"])
         try:
             build = spawn.start(record["build_command"])
         except OSError:
             return False  # the recorded tool is gone: the full command says so, or finds another
         try:
             # While ninja checks its own inputs on one core, this one checks the package tree's.
-            current = install_summary.is_current(record["install_summary"])
+            current, scans = install_summary.check(record["install_summary"])
             seen, working = _read_until_work(build.stdout)
             if not working and build.wait() == 0 and current and not regenerated(record):
                 build.stdout.close()
@@ -185,7 +186,7 @@ def run_if_current(root: str, register: bool) -> bool:
             # when ninja has work, failed, or the package tree may have changed.
             from buildkit.frontends import noop_finish
 
-            return noop_finish.finish(record, build, started)
+            return noop_finish.finish(record, build, started, scans, log_before)
         finally:
             if build.poll() is None:  # an error before ninja was waited for: don't leave it behind
                 build.terminate()

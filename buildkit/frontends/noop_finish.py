@@ -9,13 +9,15 @@ installs what changed.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from buildkit._util.fileutil import write_atomic
-from buildkit.builder.build_output import print_summary, run_step
+from buildkit.builder.build_output import StepResult, print_summary, run_step
 from buildkit.builder.install_step import PackageTreeInstall
+from buildkit.builder.ninja_status import outputs_since, writes_only_its_outputs
 from buildkit.frontends import noop_develop
 
 if TYPE_CHECKING:
@@ -23,8 +25,11 @@ if TYPE_CHECKING:
     from buildkit.project import Project
 
 
-def finish(record: dict, build: "SpawnedProcess", started: float) -> bool:
-    """Read ninja's output and install what changed; True when that was the whole command."""
+def finish(record: dict, build: "SpawnedProcess", started: float, scans: dict[tuple, dict],
+           log_before: tuple[int, int] | None) -> bool:
+    """Read ninja's output and install what changed; True when that was the whole command.
+    ``scans``: the first stage's scans of the tree rules' sources, taken while ninja ran;
+    ``log_before``: ``.ninja_log``'s stamp before ninja started."""
     build_dir = Path(record["build_dir"])
     result = run_step("build", record["build_command"], build_dir=build_dir, verbose=False, jobs=record["jobs"],
                       process=build)
@@ -32,13 +37,27 @@ def finish(record: dict, build: "SpawnedProcess", started: float) -> bool:
         return False  # CMake regenerated the build: the full command reads it again
     installer = PackageTreeInstall(build_dir, Path(record["install_prefix"]), Path(record["cmake"]),
                                    record["build_type"])
-    installed = installer.install(result)
+    installed = installer.install(result, scans=_still_valid(scans, result, record["build_dir"], log_before))
     if installed is not None and installer.outputs_changed:
         return False
     timings = [("build", result.seconds), *([("install", installed.seconds)] if installed else [])]
     print_summary(timings if installed or result.steps else [("build", time.perf_counter() - started)],
                   result.steps)
     return True
+
+
+def _still_valid(scans: dict[tuple, dict], result: StepResult, build_dir: str,
+                 log_before: tuple[int, int] | None) -> dict[tuple, dict]:
+    """The scans no edge of this build can have changed: all of them when ninja ran none;
+    when it ran only compiles and links (which write nothing but their outputs), those of
+    tree rules below whose sources ninja's log shows no output written; else none."""
+    if not result.steps:
+        return scans
+    written = outputs_since(build_dir, log_before)
+    if written is None or not all(writes_only_its_outputs(edge) for edge in result.edges):
+        return {}
+    return {key: scan for key, scan in scans.items()
+            if not any(path == source or path.startswith(source + os.sep) for path in written for source in key[:-1])}
 
 
 def record(project: "Project", register: bool) -> None:

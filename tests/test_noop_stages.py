@@ -1,0 +1,55 @@
+"""The no-op develop's second stage takes the first stage's scans of the installed trees'
+sources only where no edge of the build can have changed them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from buildkit.builder import ninja_status
+from buildkit.builder.build_output import StepResult
+from buildkit.frontends.noop_finish import _still_valid
+
+LOG_HEADER = "# ninja log v7\n"
+
+
+def log_line(output: str) -> str:
+    return f"1\t2\t3\t{output}\tabc\n"
+
+
+def build_result(*edges: str) -> StepResult:
+    return StepResult("build", 0, 0.1, Path("build.log"), steps=len(edges), edges=list(edges))
+
+
+def test_only_scans_no_edge_can_have_touched_are_kept(tmp_path: Path) -> None:
+    build, include, generated = tmp_path / "build", str(tmp_path / "include"), str(tmp_path / "build" / "gen")
+    build.mkdir()
+    log = build / ".ninja_log"
+    log.write_text(LOG_HEADER + log_line("old.o"))
+    scans = {(include, True): {f"{include}/a.h": [1, 2, 3, "file"]}, (generated, True): {}}
+    before = ninja_status.log_stamp(str(build))
+
+    assert _still_valid(scans, build_result(), str(build), before) == scans  # ninja ran nothing
+
+    with log.open("a") as handle:
+        handle.write(log_line("CMakeFiles/x.dir/a.cpp.o") + log_line("gen/x.h"))
+    compiled = build_result("Building CXX object CMakeFiles/x.dir/a.cpp.o", "Linking CXX shared library libx.so")
+    assert ninja_status.outputs_since(str(build), before) == {str(build / "CMakeFiles/x.dir/a.cpp.o"),
+                                                               str(build / "gen" / "x.h")}
+    assert set(_still_valid(scans, compiled, str(build), before)) == {(include, True)}  # gen/ got an output
+
+    custom = build_result("Building CXX object a.o", "Generating include/a.h")  # may write anywhere
+    assert _still_valid(scans, custom, str(build), before) == {}
+
+    log.write_text(LOG_HEADER)  # ninja recompacted its log: what it wrote cannot be told
+    assert _still_valid(scans, compiled, str(build), before) == {}
+    os.unlink(log)
+    assert _still_valid(scans, compiled, str(build), before) == {}
+
+
+def test_compile_and_link_edges_are_told_from_custom_commands() -> None:
+    for edge in ("Building CXX object CMakeFiles/t.dir/a.cpp.o", "Building CUDA object k.cu.o",
+                 "Linking CXX shared library libt.so", "Linking CXX executable app"):
+        assert ninja_status.writes_only_its_outputs(edge), edge
+    for edge in ("Generating a.h", "Building headers", "Running codegen", "cd /x && python gen.py"):
+        assert not ninja_status.writes_only_its_outputs(edge), edge

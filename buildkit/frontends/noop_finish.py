@@ -18,7 +18,7 @@ from buildkit._util.fileutil import write_atomic
 from buildkit.builder.build_output import StepResult, print_summary, run_step
 from buildkit.builder.install_step import PackageTreeInstall
 from buildkit.builder.ninja_status import outputs_since, writes_only_its_outputs
-from buildkit.frontends import noop_develop
+from buildkit.frontends import noop_record
 
 if TYPE_CHECKING:
     from buildkit._util.spawn import SpawnedProcess
@@ -33,7 +33,7 @@ def finish(record: dict, build: "SpawnedProcess", started: float, scans: dict[tu
     build_dir = Path(record["build_dir"])
     result = run_step("build", record["build_command"], build_dir=build_dir, verbose=False, jobs=record["jobs"],
                       process=build)
-    if noop_develop.regenerated(record):
+    if noop_record.regenerated(record):
         return False  # CMake regenerated the build: the full command reads it again
     installer = PackageTreeInstall(build_dir, Path(record["install_prefix"]), Path(record["cmake"]),
                                    record["build_type"])
@@ -68,7 +68,7 @@ def record(project: "Project", register: bool) -> None:
     tools = driver._tools()
     jobs = driver.job_count()
     build_dir = project.build_dir
-    files = noop_develop.regenerated_files(str(build_dir))
+    files = noop_record.regenerated_files(str(build_dir))
     # The build folder's records, less the install's own (which the install step checks
     # itself, and rewrites after each edit) and this one.
     files += [str(p) for p in sorted((build_dir / ".buildkit").glob("*.json")) if not p.name.startswith("install-")]
@@ -77,12 +77,12 @@ def record(project: "Project", register: bool) -> None:
               str(project.root / project.settings.readme)]  # the registration's METADATA holds the README
     stub = project.settings.extension
     files += [str(project.root / source) for source in (stub.sources if stub else ())]
-    files += noop_develop.buildkit_files()
+    files += noop_record.buildkit_files()
     files = list(dict.fromkeys(files))
     root = str(project.root)
     installer = PackageTreeInstall(build_dir, project.install_prefix, tools.cmake.path, driver.build_type())
-    write_atomic(project.root / noop_develop.RECORD, noop_develop.record_bytes({
-        "files": files, "inputs": noop_develop.inputs(root, register, files),
+    write_atomic(project.root / noop_record.RECORD, noop_record.record_bytes({
+        "files": files, "inputs": noop_record.inputs(root, register, files),
         "build_dir": str(build_dir), "build_command": list(driver.build_command(jobs)), "jobs": jobs,
         "install_prefix": str(project.install_prefix), "cmake": str(tools.cmake.path),
         "build_type": driver.build_type(), "install_summary": str(installer.summary_path),

@@ -1,0 +1,114 @@
+"""The no-op develop's record: what the last successful develop/build depended on.
+
+Read by the no-op's first stage (:mod:`buildkit.frontends.noop_develop`) before
+anything but the interpreter's start-up modules is loaded, so it is marshal data and
+its paths are strings (see that module for the import costs); written after a
+successful develop/build by :func:`buildkit.frontends.noop_finish.record`.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+
+try:  # built into CPython; hashlib would load OpenSSL's library for the same digest (~4 ms, measured)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - interpreters without it
+    from hashlib import blake2b
+
+RECORD = os.path.join("build", ".buildkit", "noop-develop.marshal")
+# The record's first line: marshal's format belongs to the interpreter's version.
+HEADER = f"buildkit no-op record 2, python {sys.hexversion:x}\n".encode()
+# Variables a shell changes between commands without changing what a build does.
+VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID"})
+# What the first stage needs from a record, with its type.
+FIELDS = {"files": list, "inputs": dict, "build_dir": str, "build_command": list, "jobs": int,
+          "install_prefix": str, "cmake": str, "build_type": str, "install_summary": str}
+
+
+def stat_of(path: str) -> list[int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns]
+
+
+def _git_files(root: str) -> list[str]:
+    git = os.path.join(root, ".git")
+    files = [os.path.join(git, "HEAD"), os.path.join(git, "packed-refs")]
+    try:
+        with open(files[0], encoding="utf-8") as handle:
+            head = handle.read().strip()
+    except OSError:
+        return files
+    if head.startswith("ref: "):
+        files.append(os.path.join(git, head[5:]))
+    return files
+
+
+def _fixed_files(root: str) -> list[str]:
+    """What every run depends on, named without the project: its configuration files, git's
+    HEAD (the version may come from it), the import path's folders (an installed or removed
+    package changes the build environment's CMake packages)."""
+    own = [os.path.join(root, name) for name in ("pyproject.toml", "setup.py", "setup.cfg")]
+    # sys.path[0] is the script's folder or the working directory: `buildkit` and
+    # `python -m buildkit` differ there, and neither holds installed packages.
+    return [*own, *_git_files(root), *(p for p in sys.path[1:] if p and os.path.isdir(p))]
+
+
+def buildkit_files() -> list[str]:
+    """buildkit's own modules and their folders (a folder's time moves when a module is
+    added or removed): a changed buildkit decides anew."""
+    found = []
+    for folder, subfolders, names in os.walk(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))):
+        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+        found += [folder, *(os.path.join(folder, name) for name in sorted(names) if name.endswith(".py"))]
+    return found
+
+
+def _environment() -> str:
+    items = sorted(f"{k}={v}" for k, v in os.environ.items() if k not in VOLATILE)
+    return blake2b("\0".join(items).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def inputs(root: str, register: bool, files: list[str]) -> dict:
+    """What the no-op depends on now: ``files`` are the recorded run's own (its build
+    folder's records, tools, package folder, buildkit's modules)."""
+    every = [*_fixed_files(root), *files]
+    return {"register": register, "python": sys.executable, "prefix": sys.prefix,
+            "environment": _environment(), "files": {path: stat_of(path) for path in every}}
+
+
+def read_record(root: str) -> dict | None:
+    """The record of the last develop/build in ``root``; None when missing, of another
+    interpreter, or not one."""
+    try:
+        with open(os.path.join(root, RECORD), "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    if not data.startswith(HEADER):
+        return None
+    try:
+        record = marshal.loads(data[len(HEADER):])
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(record, dict) or any(not isinstance(record.get(key), kind) for key, kind in FIELDS.items()):
+        return None
+    return record
+
+
+def record_bytes(record: dict) -> bytes:
+    return HEADER + marshal.dumps(record)
+
+
+def regenerated(record: dict) -> bool:
+    """Whether a CMake run inside ninja rewrote the build (the full command reads it again)."""
+    return any(stat_of(path) != record["inputs"]["files"].get(path) for path in regenerated_files(record["build_dir"]))
+
+
+def regenerated_files(build_dir: str) -> list[str]:
+    """What a CMake run inside ninja rewrites."""
+    return [os.path.join(build_dir, "CMakeCache.txt"), os.path.join(build_dir, "build.ninja")]

@@ -38,3 +38,20 @@ def test_terminal_messages_keep_their_brackets(monkeypatch: pytest.MonkeyPatch,
     console.boxed("buildkit error", message)
     err = capsys.readouterr().err
     assert err.count("[tool.buildkit]") == 3 and err.count("setuptools-buildkit[wheels]") == 3, err
+
+
+def test_a_terminal_line_before_anything_else_needs_no_rich(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The no-op develop's one line on a terminal: its label coloured as rich colours it, without
+    rich's import; once rich prints (a progress display may be live), rich prints every line."""
+    monkeypatch.setattr(console, "is_interactive", lambda: True)
+    console._console.cache_clear()
+    console.info("up to date (0.08 s)")
+    console.warn("a [bracket] stays")
+    assert capsys.readouterr().err == ("\x1b[1;36mbuildkit\x1b[0m: up to date (0.08 s)\n"
+                                       "\x1b[1;33mbuildkit warning\x1b[0m: a [bracket] stays\n")
+    console.console()  # rich in use from here on
+    console.info("done")
+    printed = capsys.readouterr().err
+    assert "done" in printed and "\x1b[1;36m" not in printed  # rich's own (here: no colour, no terminal)
+    console._console.cache_clear()

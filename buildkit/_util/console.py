@@ -58,9 +58,18 @@ def plain(line: str) -> None:
     sys.stderr.flush()
 
 
+# The SGR codes rich writes for the labels' styles.
+_LABEL_CODES = {"bold cyan": "1;36", "bold yellow": "1;33"}
+
+
 def _labelled(label: str, style: str, message: str) -> None:
     """``label: message`` on a terminal, the message as text: ``[tool.buildkit]`` or
     ``pkg[extra]`` in it are not rich markup."""
+    if os.name == "posix" and _console.cache_info().currsize == 0:
+        # Nothing has printed through rich yet (so no live display to keep clear of): one
+        # coloured word costs no rich import (~20 ms, most of a no-op develop's own time).
+        plain(f"\x1b[{_LABEL_CODES[style]}m{label}\x1b[0m: {message}")
+        return
     from rich.text import Text  # rich: loaded only when printed (see console())
 
     console().print(Text.assemble((label, style), ": ", message))

@@ -14,16 +14,15 @@ Anything else is "not known": the install step's full check decides.
 
 from __future__ import annotations
 
-import marshal
 import os
 import stat
-import sys
+
+from buildkit._util import marshal_file
 
 # Kernel file times come from a coarse clock (up to 10 ms per tick at HZ=100): an input
 # read within a tick of the record being written is compared by content.
 RACY_SLACK_NS = 20_000_000
-# marshal's format belongs to the interpreter's version.
-HEADER = b"buildkit install summary 1, python %x\n" % sys.hexversion
+HEADER = marshal_file.header("install summary 1")
 
 
 def fingerprint_of(info: os.stat_result) -> list:
@@ -84,14 +83,7 @@ def save(path: str, *, record_path: str, verified_path: str, pending_path: str, 
                "pending": pending_path, "scripts": script_stamps, "inputs": inputs,
                "trees": [[sources, is_folder, expected] for sources, is_folder, expected in trees],
                "folders": folders, "newest": max(times, default=0)}
-    temporary = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(temporary, "wb") as handle:
-            handle.write(HEADER + marshal.dumps(summary))
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+    marshal_file.write(path, HEADER, summary)
     return True
 
 
@@ -101,21 +93,6 @@ def forget(path: str) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
-
-
-def _load(path: str) -> dict | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    if not data.startswith(HEADER):
-        return None
-    try:
-        summary = marshal.loads(data[len(HEADER):])
-    except (EOFError, ValueError, TypeError):
-        return None
-    return summary if isinstance(summary, dict) else None
 
 
 def _scan_tree(sources: list[str], is_folder: bool) -> dict[str, list] | None:
@@ -144,7 +121,7 @@ def check(path: str) -> tuple[bool, dict[tuple, dict[str, list]]]:
     and the record (False when anything differs or is unsure: the full check then runs),
     and what the scan of each tree rule's sources found (by :func:`scan_key`), which the
     full check may take instead of scanning again."""
-    summary = _load(path)
+    summary = marshal_file.read(path, HEADER)
     scans: dict[tuple, dict[str, list]] = {}
     if summary is None:
         return False, scans

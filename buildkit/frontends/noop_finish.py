@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from buildkit._util.fileutil import write_atomic
 from buildkit.builder.build_output import StepResult, print_summary, run_step
 from buildkit.builder.install_step import PackageTreeInstall
 from buildkit.builder.ninja_status import outputs_since, writes_only_its_outputs
@@ -81,9 +80,9 @@ def record(project: "Project", register: bool) -> None:
     files = list(dict.fromkeys(files))
     root = str(project.root)
     installer = PackageTreeInstall(build_dir, project.install_prefix, tools.cmake.path, driver.build_type())
-    write_atomic(project.root / noop_record.RECORD, noop_record.record_bytes({
+    noop_record.write_record(root, {
         "files": files, "inputs": noop_record.inputs(root, register, files),
         "build_dir": str(build_dir), "build_command": list(driver.build_command(jobs)), "jobs": jobs,
         "install_prefix": str(project.install_prefix), "cmake": str(tools.cmake.path),
         "build_type": driver.build_type(), "install_summary": str(installer.summary_path),
-    }))
+    })

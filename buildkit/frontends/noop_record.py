@@ -8,9 +8,10 @@ successful develop/build by :func:`buildkit.frontends.noop_finish.record`.
 
 from __future__ import annotations
 
-import marshal
 import os
 import sys
+
+from buildkit._util import marshal_file
 
 try:  # built into CPython; hashlib would load OpenSSL's library for the same digest (~4 ms, measured)
     from _blake2 import blake2b
@@ -18,8 +19,7 @@ except ImportError:  # pragma: no cover - interpreters without it
     from hashlib import blake2b
 
 RECORD = os.path.join("build", ".buildkit", "noop-develop.marshal")
-# The record's first line: marshal's format belongs to the interpreter's version.
-HEADER = f"buildkit no-op record 2, python {sys.hexversion:x}\n".encode()
+HEADER = marshal_file.header("no-op record 2")
 # Variables a shell changes between commands without changing what a build does.
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID"})
 # What the first stage needs from a record, with its type.
@@ -84,24 +84,14 @@ def inputs(root: str, register: bool, files: list[str]) -> dict:
 def read_record(root: str) -> dict | None:
     """The record of the last develop/build in ``root``; None when missing, of another
     interpreter, or not one."""
-    try:
-        with open(os.path.join(root, RECORD), "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    if not data.startswith(HEADER):
-        return None
-    try:
-        record = marshal.loads(data[len(HEADER):])
-    except (EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(record, dict) or any(not isinstance(record.get(key), kind) for key, kind in FIELDS.items()):
+    record = marshal_file.read(os.path.join(root, RECORD), HEADER)
+    if record is None or any(not isinstance(record.get(key), kind) for key, kind in FIELDS.items()):
         return None
     return record
 
 
-def record_bytes(record: dict) -> bytes:
-    return HEADER + marshal.dumps(record)
+def write_record(root: str, record: dict) -> None:
+    marshal_file.write(os.path.join(root, RECORD), HEADER, record)
 
 
 def regenerated(record: dict) -> bool:

@@ -116,6 +116,7 @@ def _write_logs(record: dict, output: list[bytes]) -> None:
     """The build step's log, as :func:`buildkit.builder.build_output.run_step` writes it."""
     logs = os.path.join(record["build_dir"], ".buildkit", "logs")
     data = b"".join([f"$ {command_line(record['build_command'])}\n".encode(), *output])
+    os.makedirs(logs, exist_ok=True)
     for name in ("build.log", "last.log"):
         with open(os.path.join(logs, name), "wb") as handle:
             handle.write(data)

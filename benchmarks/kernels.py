@@ -12,7 +12,7 @@ interleaved run by run, and compared by the ratio of their medians:
 | add 1M / 16M | `tl.add(a, b, out=c)` | `np.add(a, b, out=c)` | <= 1.10 |
 | sum 16M | `a.sum()` | `a.sum()` | <= 1.10 |
 | matmul 1024 (own kernel) | `tl.mm(a, b, out=c)`, BLAS off | `np.matmul(a, b, out=c)` | <= 3 |
-| matmul 1024 (USE_BLAS) | `tl.mm(a, b, out=c)` | `cblas_sgemm` of the same libopenblas.so.0, by ctypes | <= 1.10 |
+| matmul 1024 (USE_BLAS) | `tl.mm(a, b, out=c)` | `cblas_sgemm` of the OpenBLAS tensorlet loaded, by ctypes | <= 1.10 |
 | x + x, one element | `x + x` (allocating) | `x + x` | <= 3 |
 
 Where torch is importable (a reference only; --no-torch turns it off) every row also
@@ -107,21 +107,37 @@ def load_torch():
     return torch
 
 
+CBLAS_SGEMM_NAMES = ("cblas_sgemm", "scipy_cblas_sgemm")  # LP64 only: tensorlet passes 32-bit ints
+
+
+def loaded_libraries(fragment: str) -> list[str]:
+    """The shared libraries this process has loaded whose names contain `fragment` (Linux:
+    /proc/self/maps): the BLAS tensorlet's library links, beside NumPy's own OpenBLAS."""
+    try:
+        maps = Path("/proc/self/maps").read_text().splitlines()
+    except OSError:
+        return []
+    paths = dict.fromkeys(line.split(maxsplit=5)[-1] for line in maps if line.count(" ") >= 5)
+    return [path for path in paths if fragment in Path(path).name]
+
+
 class OpenBLAS:
-    """cblas_sgemm of libopenblas.so.0 (the library tensorlet's USE_BLAS build links), by ctypes."""
+    """cblas_sgemm of the OpenBLAS tensorlet's USE_BLAS build loaded, by ctypes: the system's
+    libopenblas.so.0, or pip's scipy-openblas32 (libscipy_openblas.so, symbols prefixed scipy_)."""
 
     def __init__(self) -> None:
-        name = "libopenblas.so.0"
-        try:
-            self.lib = ctypes.CDLL(name)
-        except OSError:
-            found = ctypes.util.find_library("openblas")
-            if found is None:
-                raise
-            self.lib = ctypes.CDLL(found)
-            name = found
-        self.name = name
-        f = self.lib.cblas_sgemm
+        for name in [*loaded_libraries("openblas"), "libopenblas.so.0", ctypes.util.find_library("openblas")]:
+            try:
+                lib = ctypes.CDLL(name) if name else None
+            except OSError:
+                continue
+            symbol = next((s for s in CBLAS_SGEMM_NAMES if lib is not None and hasattr(lib, s)), None)
+            if symbol is not None:
+                break
+        else:
+            raise OSError("no OpenBLAS with an LP64 cblas_sgemm")
+        self.lib, self.name = lib, name
+        f = getattr(lib, symbol)
         f.restype = None
         p = ctypes.c_void_p
         i = ctypes.c_int
@@ -247,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             blas = OpenBLAS()
         except OSError:
-            print("note: libopenblas.so.0 not found: no BLAS row", file=sys.stderr)
+            print("note: no OpenBLAS with cblas_sgemm found: no BLAS row", file=sys.stderr)
         else:
             tl.mm(ta, tb, out=tc)
             np.testing.assert_allclose(c, reference, rtol=1e-3, atol=1e-3)

@@ -11,13 +11,24 @@
 #include "ops/cpu/VecKernels.h"
 
 #ifdef TENSORLET_USE_BLAS
+#ifdef HAVE_BLAS_ILP64
+#error "tensorlet passes BLAS 32-bit integers: an ILP64 BLAS (e.g. scipy-openblas64) does not fit"
+#endif
+// A BLAS built with renamed symbols says so in its pkg-config Cflags, as NumPy and
+// SciPy read them: scipy-openblas32 has -DBLAS_SYMBOL_PREFIX=scipy_ (scipy_sgemm_).
+#ifndef BLAS_SYMBOL_PREFIX
+#define BLAS_SYMBOL_PREFIX
+#endif
+#define TL_BLAS_CONCAT_(prefix, name) prefix##name
+#define TL_BLAS_CONCAT(prefix, name) TL_BLAS_CONCAT_(prefix, name)
+#define TL_BLAS(name) TL_BLAS_CONCAT(BLAS_SYMBOL_PREFIX, name)
 extern "C" {
-void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const float* alpha,
-            const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c,
-            const int* ldc);
-void dgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const double* alpha,
-            const double* a, const int* lda, const double* b, const int* ldb, const double* beta, double* c,
-            const int* ldc);
+void TL_BLAS(sgemm_)(const char* ta, const char* tb, const int* m, const int* n, const int* k, const float* alpha,
+                     const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c,
+                     const int* ldc);
+void TL_BLAS(dgemm_)(const char* ta, const char* tb, const int* m, const int* n, const int* k, const double* alpha,
+                     const double* a, const int* lda, const double* b, const int* ldb, const double* beta, double* c,
+                     const int* ldc);
 }
 #endif
 
@@ -64,13 +75,13 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c) {
   switch (a.dtype()) {
     case ScalarType::Float:
 #ifdef TENSORLET_USE_BLAS
-      if (k > 0 && blas_enabled().load(std::memory_order_relaxed) && blas_gemm<float>(&sgemm_, a, b, c)) return;
+      if (k > 0 && blas_enabled().load(std::memory_order_relaxed) && blas_gemm<float>(&TL_BLAS(sgemm_), a, b, c)) return;
 #endif
       return vk.gemm_f32(m, n, k, a.data<float>(), a.stride(0), a.stride(1), b.data<float>(), b.stride(0),
                          b.stride(1), c.data<float>(), n);
     case ScalarType::Double:
 #ifdef TENSORLET_USE_BLAS
-      if (k > 0 && blas_enabled().load(std::memory_order_relaxed) && blas_gemm<double>(&dgemm_, a, b, c)) return;
+      if (k > 0 && blas_enabled().load(std::memory_order_relaxed) && blas_gemm<double>(&TL_BLAS(dgemm_), a, b, c)) return;
 #endif
       return vk.gemm_f64(m, n, k, a.data<double>(), a.stride(0), a.stride(1), b.data<double>(), b.stride(0),
                          b.stride(1), c.data<double>(), n);

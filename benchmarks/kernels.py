@@ -27,7 +27,8 @@ parity with torch).
 
 The BLAS row needs a tensorlet built with USE_BLAS=ON against OpenBLAS (e.g. the
 tests' full build, `TENSORLET_FULL_BUILD_DIR=/tmp/tl-full`, then
-`--tensorlet /tmp/tl-full/repo/examples/tensorlet`); the own-kernel row of such a build turns
+`--tensorlet /tmp/tl-full/repo/examples/tensorlet`; without a system OpenBLAS, pip's
+scipy-openblas32 through BLAS_PKGCONFIG, see tensorlet's README); the own-kernel row of such a build turns
 BLAS off at run time (`tensorlet_set_blas_enabled(0)`).  Exit status 1 when a
 target is missed (not in --smoke mode).
 """

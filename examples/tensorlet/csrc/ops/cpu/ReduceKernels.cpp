@@ -90,7 +90,8 @@ void reduce(ReduceOp op, T* out, const T* in, int64_t outer, int64_t reduced, in
   }
   // Reducing a middle dimension: accumulate whole rows of `inner` elements. A piece is a
   // range of outputs, each `reduced` elements of work: the grain counts elements read.
-  parallel_for(outer * inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(reduced, 1)), [&](int64_t begin, int64_t end) {
+  const int64_t outputs_per_grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(reduced, 1));
+  parallel_for(outer * inner, outputs_per_grain, [&](int64_t begin, int64_t end) {
     for (int64_t a = begin / inner; a * inner < end; ++a) {
       const int64_t k0 = std::max(begin, a * inner) - a * inner, k1 = std::min(end, (a + 1) * inner) - a * inner;
       T* o = out + a * inner;

@@ -23,8 +23,8 @@ bool in_parallel_region();
 // the pool's workers; returns when all are done, rethrowing the first exception.
 void parallel_pieces(int64_t pieces, void (*body)(void*, int64_t), void* ctx);
 // Pieces per thread: more pieces than threads lets a thread that starts late, is
-// preempted, or runs slower (a virtual machine's core whose sibling serves another
-// guest) leave its share to the others. With 4, the 16M-float sum on a 2-core VM
+// preempted, or runs slower (a virtual machine's core that the host shares with
+// other guests, say) leave its share to the others. With 4, the 16M-float sum on a 2-core VM
 // took 1.04-1.17 times torch's time; with 16, 0.88-0.94 (1 piece each: 1.29).
 constexpr int64_t kPiecesPerThread = 16;
 

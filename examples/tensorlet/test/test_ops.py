@@ -4,6 +4,11 @@ errors, matmul broadcasting, softmax, factories, views, indexing, conversion."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from opinfo import ALL
@@ -80,6 +85,22 @@ def test_float_sums_over_many_elements():
     assert abs(t.sum().item() - exact.sum()) <= 1e-6 * np.abs(exact).sum()
     np.testing.assert_allclose(t.sum(dim=[1]).numpy(), exact.sum(axis=1), rtol=1e-5)
     np.testing.assert_allclose(t.sum(dim=[0]).numpy(), exact.sum(axis=0), rtol=1e-5)
+
+
+def test_float_sums_do_not_depend_on_the_thread_count():
+    """The pieces of a sum are combined in a fixed order (blocks of a long row, blocks of
+    rows for a column sum), so one thread and two give the same bits."""
+    code = ("import sys, numpy as np, tensorlet as tl\n"
+            "x = np.random.default_rng(4).standard_normal((4096, 512)).astype(np.float32)\n"
+            "t = tl.from_numpy(x)\n"
+            "sys.stdout.buffer.write(t.sum().numpy().tobytes() + t.sum(dim=[0]).numpy().tobytes()"
+            " + t.sum(dim=[1]).numpy().tobytes())\n")
+    package_parent = str(Path(tl.__file__).resolve().parent.parent)
+    results = []
+    for threads in ("1", "2"):
+        env = {**os.environ, "OMP_NUM_THREADS": threads, "PYTHONPATH": package_parent}
+        results.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True).stdout)
+    assert len(results[0]) == 4 * (1 + 512 + 4096) and results[0] == results[1]
 
 
 def test_reduction_dtype_and_errors():

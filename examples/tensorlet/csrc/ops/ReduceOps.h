@@ -1,7 +1,8 @@
 #pragma once
 // The loop bodies of the reductions: one reducer per op, compiled for the host and for
 // the device (TL_HOST_DEVICE). A reducer folds the elements of one reduced row into an
-// accumulator (step, with the element's index in the row), combines two accumulators of
+// accumulator (step, with the element's index in the row; every backend's loop gives an
+// accumulator its elements in increasing index order), combines two accumulators of
 // disjoint parts of a row (merge: associative and commutative, so a backend may split a
 // row across threads in any order) and turns the accumulator into the result.
 // The identity is chosen on the host: std::numeric_limits is not usable in device code.
@@ -53,7 +54,12 @@ template <typename T>
 struct ArgMaxReducer {  // argmax: the first maximum; the first NaN, if any, wins
   using Acc = ArgMaxAcc<T>;
   TL_HOST_DEVICE Acc identity() const { return {T(0), -1}; }
-  TL_HOST_DEVICE Acc step(Acc acc, T v, int64_t index) const { return merge(acc, {v, index}); }
+  // merge(acc, {v, index}) for an index after acc's, in fewer tests (the CPU row loop's
+  // per-element cost).
+  TL_HOST_DEVICE Acc step(Acc acc, T v, int64_t index) const {
+    if (acc.index < 0 || (!is_nan(acc.value) && (is_nan(v) || v > acc.value))) return {v, index};
+    return acc;
+  }
   TL_HOST_DEVICE Acc merge(Acc a, Acc b) const {
     if (a.index < 0) return b;
     if (b.index < 0) return a;
@@ -64,5 +70,13 @@ struct ArgMaxReducer {  // argmax: the first maximum; the first NaN, if any, win
   }
   TL_HOST_DEVICE int64_t result(Acc acc) const { return acc.index; }
 };
+
+// Reducer<T> ready to run, for either backend: one whose identity is chosen on the host
+// comes from its make().
+template <template <typename> class Reducer, typename T>
+Reducer<T> make_reducer() {
+  if constexpr (requires { Reducer<T>::make(); }) return Reducer<T>::make();
+  else return Reducer<T>{};
+}
 
 }  // namespace tensorlet::ops

@@ -1,5 +1,5 @@
-#include <cmath>
-
+// The binary ops and where: their bodies are ops/BinaryOps.h's functors, the ones the
+// CUDA kernels run (visit_binary), and their contiguous float32 add/mul the SIMD kernels.
 #include "ops/BinaryOps.h"
 #include "ops/Elementwise.h"
 #include "ops/cpu/Loops.h"
@@ -10,25 +10,6 @@ namespace {
 
 bool all_contiguous(const Tensor& out, const Tensor& a, const Tensor& b) {
   return out.is_contiguous() && a.is_contiguous() && b.is_contiguous();
-}
-
-// The bodies are ops/BinaryOps.h's functors, the ones the CUDA kernels run.
-template <typename T>
-void arithmetic(BinaryOp op, const LoopPlan& plan, const Scalar& alpha_scalar) {
-  const T alpha = alpha_scalar.to<T>();
-  switch (op) {
-    case BinaryOp::Add: return binary_loop<T, T>(plan, ops::Add<T>{alpha});
-    case BinaryOp::Sub: return binary_loop<T, T>(plan, ops::Sub<T>{alpha});
-    case BinaryOp::Mul: return binary_loop<T, T>(plan, ops::Mul<T>{});
-    case BinaryOp::Div:
-      if constexpr (std::is_floating_point_v<T>) return binary_loop<T, T>(plan, ops::Div<T>{});
-      break;
-    case BinaryOp::Maximum: return binary_loop<T, T>(plan, ops::Maximum<T>{});
-    case BinaryOp::Eq: return binary_loop<bool, T>(plan, ops::Eq<T>{});
-    case BinaryOp::Lt: return binary_loop<bool, T>(plan, ops::Lt<T>{});
-    case BinaryOp::Gt: return binary_loop<bool, T>(plan, ops::Gt<T>{});
-  }
-  throw Error("binary_kernel: unsupported op/dtype combination");
 }
 
 }  // namespace
@@ -42,17 +23,23 @@ void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor
     return;
   }
   LoopPlan plan = make_loop_plan({&out, &a, &b});
-  TL_DISPATCH_ALL_TYPES(a.dtype(), "binary_kernel", { arithmetic<scalar_t>(op, plan, alpha); });
+  TL_DISPATCH_ALL_TYPES(a.dtype(), binary_name(op), {
+    ops::visit_binary<scalar_t>(op, alpha.to<scalar_t>(), [&](const auto& body) {
+      using Out = decltype(body(scalar_t{}, scalar_t{}));  // bool for the comparisons
+      binary_loop<Out, scalar_t>(plan, body);
+    });
+  });
 }
 
 void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
   LoopPlan plan = make_loop_plan({&out, &cond, &a, &b});
   TL_DISPATCH_ALL_TYPES(out.dtype(), "where", {
     const int64_t sizes[] = {sizeof(scalar_t), 1, sizeof(scalar_t), sizeof(scalar_t)};
-    cpu_parallel_for_each(plan, sizes, [](char** d, const int64_t* s, int64_t n) {
+    const ops::Where<scalar_t> body{};
+    cpu_parallel_for_each(plan, sizes, [&body](char** d, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i)
         *at<scalar_t>(d[0], i, s[0]) =
-            *at<bool>(d[1], i, s[1]) ? *at<scalar_t>(d[2], i, s[2]) : *at<scalar_t>(d[3], i, s[3]);
+            body(*at<bool>(d[1], i, s[1]), *at<scalar_t>(d[2], i, s[2]), *at<scalar_t>(d[3], i, s[3]));
     });
   });
 }

@@ -1,51 +1,43 @@
+// The CPU loops of sum, mean, amax and argmax over the shared layer's [outer, reduced,
+// inner] layout. Their bodies are ops/ReduceOps.h's reducers, the ones the CUDA kernels
+// run; only a contiguous float or double sum leaves them, for the SIMD kernels
+// (VecKernels), whose blocked sums are faster and more accurate than one running sum.
 #include <algorithm>
-#include <cmath>
-#include <limits>
-#include <vector>
+#include <memory>
+#include <type_traits>
 
 #include "ops/Reduce.h"
+#include "ops/ReduceOps.h"
 #include "ops/cpu/Loops.h"
 #include "ops/cpu/VecKernels.h"
 
 namespace tensorlet::cpu {
 namespace {
 
-template <typename T>
-T lowest() {
-  if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
-  else return std::numeric_limits<T>::lowest();
-}
-
-template <typename T>
-inline T combine(ReduceOp op, T acc, T v) {
-  if (op == ReduceOp::Sum) return static_cast<T>(acc + v);
-  if constexpr (std::is_floating_point_v<T>)
-    if (v != v || acc != acc) return v != v ? v : acc;  // NaN wins, as in PyTorch
-  return v > acc ? v : acc;
-}
-
-template <typename T>
-T reduce_row(ReduceOp op, const T* x, int64_t n) {
-  if (op == ReduceOp::Sum) {
-    if constexpr (std::is_same_v<T, float>) return static_cast<T>(vec_kernels().sum_f32(x, n));
-    if constexpr (std::is_same_v<T, double>) return static_cast<T>(vec_kernels().sum_f64(x, n));
+// The reducer's result for one contiguous row of n elements.
+template <typename R, typename T>
+auto reduce_row(const R& r, const T* x, int64_t n) {
+  if constexpr (std::is_same_v<R, ops::SumReducer<float>>) {
+    return static_cast<float>(vec_kernels().sum_f32(x, n));
+  } else if constexpr (std::is_same_v<R, ops::SumReducer<double>>) {
+    return vec_kernels().sum_f64(x, n);
+  } else {
+    typename R::Acc acc = r.identity();
+    for (int64_t i = 0; i < n; ++i) acc = r.step(acc, x[i], i);
+    return r.result(acc);
   }
-  T acc = op == ReduceOp::Sum ? T(0) : lowest<T>();
-  for (int64_t i = 0; i < n; ++i) acc = combine(op, acc, x[i]);
-  return acc;
 }
 
-// o[k] = op(o[k], rows[r * inner + k]) for the `count` rows of `inner` elements, k in [k0, k1).
-template <typename T>
-void fold_rows(ReduceOp op, T* o, const T* rows, int64_t count, int64_t inner, int64_t k0, int64_t k1) {
-  for (int64_t r = 0; r < count; ++r) {
-    const T* row = rows + r * inner;
-    if (op == ReduceOp::Sum) {
+// o[k] = merge(o[k], rows[r * inner + k]) for the `count` rows of `inner` elements, k in
+// [k0, k1). Only for reducers whose accumulator is the element (sum, amax): an element
+// is then the accumulator of itself, and rows of elements and partial rows fold alike.
+template <typename R, typename T>
+void fold_rows(const R& r, T* o, const T* rows, int64_t count, int64_t inner, int64_t k0, int64_t k1) {
+  static_assert(std::is_same_v<typename R::Acc, T>);
+  for (int64_t row_index = 0; row_index < count; ++row_index) {
+    const T* row = rows + row_index * inner;
 #pragma omp simd
-      for (int64_t k = k0; k < k1; ++k) o[k] = static_cast<T>(o[k] + row[k]);
-    } else {
-      for (int64_t k = k0; k < k1; ++k) o[k] = combine(op, o[k], row[k]);
-    }
+    for (int64_t k = k0; k < k1; ++k) o[k] = r.merge(o[k], row[k]);
   }
 }
 
@@ -57,99 +49,92 @@ void fold_rows(ReduceOp op, T* o, const T* rows, int64_t count, int64_t inner, i
 // order: the same result for any number of threads, and shorter sums.
 constexpr int64_t kRowBlocks = 16;
 
-template <typename T>
-void reduce_rows_in_blocks(ReduceOp op, T init, T* out, const T* in, int64_t reduced, int64_t inner) {
-  std::vector<T> partial(static_cast<size_t>(kRowBlocks * inner), init);
+template <typename R, typename T>
+void reduce_rows_in_blocks(const R& r, T* out, const T* in, int64_t reduced, int64_t inner) {
+  // Not a std::vector: vector<bool> (amax of bool) has no data().
+  const auto partial = std::make_unique<T[]>(static_cast<size_t>(kRowBlocks * inner));
+  std::fill(partial.get(), partial.get() + kRowBlocks * inner, r.identity());
   parallel_for(kRowBlocks, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t r0 = reduced * b / kRowBlocks, r1 = reduced * (b + 1) / kRowBlocks;
-      fold_rows(op, partial.data() + b * inner, in + r0 * inner, r1 - r0, inner, 0, inner);
+      fold_rows(r, partial.get() + b * inner, in + r0 * inner, r1 - r0, inner, 0, inner);
     }
   });
-  std::fill(out, out + inner, init);
-  fold_rows(op, out, partial.data(), kRowBlocks, inner, 0, inner);
+  std::fill(out, out + inner, r.identity());
+  fold_rows(r, out, partial.get(), kRowBlocks, inner, 0, inner);
 }
 
-template <typename T>
-void reduce(ReduceOp op, T* out, const T* in, int64_t outer, int64_t reduced, int64_t inner) {
-  const T init = op == ReduceOp::Sum ? T(0) : lowest<T>();
+// Reducing a middle dimension (inner > 1): each output folds its strided column of
+// `reduced` elements. A piece is a range of outputs: the grain counts elements read.
+template <typename R, typename T, typename Out>
+void reduce_middle(const R& r, Out* out, const T* in, int64_t outer, int64_t reduced, int64_t inner) {
+  const int64_t outputs_per_grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(reduced, 1));
+  if constexpr (std::is_same_v<typename R::Acc, Out>) {
+    // Whole rows of `inner` elements at a time: contiguous reads.
+    parallel_for(outer * inner, outputs_per_grain, [&](int64_t begin, int64_t end) {
+      for (int64_t a = begin / inner; a * inner < end; ++a) {
+        const int64_t k0 = std::max(begin, a * inner) - a * inner, k1 = std::min(end, (a + 1) * inner) - a * inner;
+        Out* o = out + a * inner;
+        std::fill(o + k0, o + k1, r.identity());
+        fold_rows(r, o, in + a * reduced * inner, reduced, inner, k0, k1);
+      }
+    });
+  } else {
+    // An accumulator that is not the result (argmax's value and index): one column at a time.
+    parallel_for(outer * inner, outputs_per_grain, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const T* column = in + (o / inner) * reduced * inner + o % inner;
+        typename R::Acc acc = r.identity();
+        for (int64_t k = 0; k < reduced; ++k) acc = r.step(acc, column[k * inner], k);
+        out[o] = r.result(acc);
+      }
+    });
+  }
+}
+
+template <typename R, typename T, typename Out>
+void reduce(const R& r, Out* out, const T* in, int64_t outer, int64_t reduced, int64_t inner) {
   if (inner == 1) {
     // One long row: the row kernel itself runs in parallel.
     if (outer == 1) {
-      out[0] = reduce_row(op, in, reduced);
+      out[0] = reduce_row(r, in, reduced);
       return;
     }
     parallel_for(outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(reduced, 1)), [&](int64_t a0, int64_t a1) {
-      for (int64_t a = a0; a < a1; ++a) out[a] = reduce_row(op, in + a * reduced, reduced);
+      for (int64_t a = a0; a < a1; ++a) out[a] = reduce_row(r, in + a * reduced, reduced);
     });
     return;
   }
-  if (outer == 1 && inner < kGrainSize && reduced >= kRowBlocks && reduced * inner > kGrainSize) {
-    reduce_rows_in_blocks(op, init, out, in, reduced, inner);
-    return;
-  }
-  // Reducing a middle dimension: accumulate whole rows of `inner` elements. A piece is a
-  // range of outputs, each `reduced` elements of work: the grain counts elements read.
-  const int64_t outputs_per_grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(reduced, 1));
-  parallel_for(outer * inner, outputs_per_grain, [&](int64_t begin, int64_t end) {
-    for (int64_t a = begin / inner; a * inner < end; ++a) {
-      const int64_t k0 = std::max(begin, a * inner) - a * inner, k1 = std::min(end, (a + 1) * inner) - a * inner;
-      T* o = out + a * inner;
-      std::fill(o + k0, o + k1, init);
-      fold_rows(op, o, in + a * reduced * inner, reduced, inner, k0, k1);
+  if constexpr (std::is_same_v<typename R::Acc, Out>) {
+    if (outer == 1 && inner < kGrainSize && reduced >= kRowBlocks && reduced * inner > kGrainSize) {
+      reduce_rows_in_blocks(r, out, in, reduced, inner);
+      return;
     }
-  });
+  }
+  reduce_middle(r, out, in, outer, reduced, inner);
 }
 
-template <typename T>
-bool greater_or_nan(T v, T best) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (best != best) return false;
-    if (v != v) return true;
-  }
-  return v > best;
+// The loop of Reducer<T> for T, the input's dtype (the shared layer has cast it to the
+// dtype the loop accumulates in).
+template <template <typename> class Reducer>
+void run(const Tensor& out, const Tensor& in, int64_t outer, int64_t reduced, int64_t inner, const char* name) {
+  if (out.numel() == 0) return;
+  TL_DISPATCH_ALL_TYPES(in.dtype(), name, {
+    const auto r = ops::make_reducer<Reducer, scalar_t>();
+    using Result = decltype(r.result(r.identity()));
+    reduce(r, out.data<Result>(), in.data<scalar_t>(), outer, reduced, inner);
+  });
 }
 
 }  // namespace
 
 void reduce_kernel(ReduceOp op, const Tensor& out, const Tensor& in, int64_t outer, int64_t reduced, int64_t inner) {
-  if (out.numel() == 0) return;
-  TL_DISPATCH_ALL_TYPES(in.dtype(), "reduce", {
-    if constexpr (std::is_same_v<scalar_t, bool>) {
-      // bool only reaches here for amax; treat as uint8 and convert back.
-      const bool* x = in.data<bool>();
-      bool* o = out.data<bool>();
-      for (int64_t a = 0; a < outer; ++a)
-        for (int64_t k = 0; k < inner; ++k) {
-          bool acc = op == ReduceOp::Sum ? false : false;
-          for (int64_t r = 0; r < reduced; ++r) acc = acc || x[(a * reduced + r) * inner + k];
-          o[a * inner + k] = acc;
-        }
-    } else {
-      reduce<scalar_t>(op, out.data<scalar_t>(), in.data<scalar_t>(), outer, reduced, inner);
-    }
-  });
+  if (op == ReduceOp::Sum) run<ops::SumReducer>(out, in, outer, reduced, inner, "sum");
+  else run<ops::MaxReducer>(out, in, outer, reduced, inner, "amax");
 }
 
 void argmax_kernel(const Tensor& out, const Tensor& in, int64_t outer, int64_t reduced, int64_t inner) {
-  TL_DISPATCH_ALL_TYPES(in.dtype(), "argmax", {
-    const scalar_t* x = in.data<scalar_t>();
-    int64_t* o = out.data<int64_t>();
-    parallel_for(outer * inner, kGrainSize / std::max<int64_t>(reduced, 1) + 1, [&](int64_t begin, int64_t end) {
-      for (int64_t idx = begin; idx < end; ++idx) {
-        int64_t a = idx / inner, k = idx % inner;
-        const scalar_t* p = x + a * reduced * inner + k;
-        scalar_t best = p[0];
-        int64_t best_i = 0;
-        for (int64_t r = 1; r < reduced; ++r)
-          if (greater_or_nan(p[r * inner], best)) {
-            best = p[r * inner];
-            best_i = r;
-          }
-        o[idx] = best_i;
-      }
-    });
-  });
+  run<ops::ArgMaxReducer>(out, in, outer, reduced, inner, "argmax");
 }
 
 }  // namespace tensorlet::cpu

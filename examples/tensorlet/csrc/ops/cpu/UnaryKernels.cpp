@@ -1,44 +1,13 @@
-// Unary math, dtype-converting copies and fills.
-#include <cmath>
+// Unary math, dtype-converting copies and fills. The unary ops' bodies are
+// ops/UnaryOps.h's functors, the ones the CUDA kernels run.
 #include <cstring>
 
 #include "ops/Elementwise.h"
+#include "ops/UnaryOps.h"
 #include "ops/cpu/Loops.h"
 
 namespace tensorlet::cpu {
 namespace {
-
-template <typename T>
-void unary(UnaryOp op, const LoopPlan& plan) {
-  constexpr bool is_float = std::is_floating_point_v<T>;
-  switch (op) {
-    case UnaryOp::Neg:
-      return unary_loop<T, T>(plan, [](T a) { return static_cast<T>(-a); });
-    case UnaryOp::Abs:
-      if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return unary_loop<T, T>(plan, [](T a) { return a; });
-      else return unary_loop<T, T>(plan, [](T a) { return static_cast<T>(a < 0 ? -a : a); });
-    case UnaryOp::Relu:
-      return unary_loop<T, T>(plan, [](T a) { return (a > T(0) || a != a) ? a : T(0); });
-    case UnaryOp::Sign:
-      return unary_loop<T, T>(plan, [](T a) { return static_cast<T>((T(0) < a) - (a < T(0))); });
-    case UnaryOp::Exp:
-      if constexpr (is_float) return unary_loop<T, T>(plan, [](T a) { return std::exp(a); });
-      break;
-    case UnaryOp::Log:
-      if constexpr (is_float) return unary_loop<T, T>(plan, [](T a) { return std::log(a); });
-      break;
-    case UnaryOp::Sqrt:
-      if constexpr (is_float) return unary_loop<T, T>(plan, [](T a) { return std::sqrt(a); });
-      break;
-    case UnaryOp::Sigmoid:
-      if constexpr (is_float) return unary_loop<T, T>(plan, [](T a) { return T(1) / (T(1) + std::exp(-a)); });
-      break;
-    case UnaryOp::Tanh:
-      if constexpr (is_float) return unary_loop<T, T>(plan, [](T a) { return std::tanh(a); });
-      break;
-  }
-  throw Error("unary_kernel: unsupported op/dtype combination");
-}
 
 template <typename dst_t>
 void copy_from(const LoopPlan& plan, ScalarType src_type) {
@@ -51,7 +20,9 @@ void copy_from(const LoopPlan& plan, ScalarType src_type) {
 
 void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& a) {
   LoopPlan plan = make_loop_plan({&out, &a});
-  TL_DISPATCH_ALL_TYPES(a.dtype(), "unary_kernel", { unary<scalar_t>(op, plan); });
+  TL_DISPATCH_ALL_TYPES(a.dtype(), unary_name(op), {
+    ops::visit_unary<scalar_t>(op, [&](const auto& body) { unary_loop<scalar_t, scalar_t>(plan, body); });
+  });
 }
 
 void copy_kernel(const Tensor& dst, const Tensor& src) {

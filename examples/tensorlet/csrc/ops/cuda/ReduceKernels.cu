@@ -146,8 +146,7 @@ template <template <typename> class Reducer>
 void reduce(const native::ReduceIteration& it, const char* name) {
   if (!it.layout.input.defined()) return;
   TL_DISPATCH_ALL_TYPES(it.layout.input.dtype(), name, {
-    if constexpr (requires { Reducer<scalar_t>::make(); }) run_reduction<scalar_t>(Reducer<scalar_t>::make(), it);
-    else run_reduction<scalar_t>(Reducer<scalar_t>{}, it);
+    run_reduction<scalar_t>(ops::make_reducer<Reducer, scalar_t>(), it);
   });
 }
 

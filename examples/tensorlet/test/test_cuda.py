@@ -6,6 +6,7 @@ the in-place build that skip, with the reason, without a device or a CUDA build
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -65,8 +66,6 @@ CUDA_BACKEND_MUST_NOT = {
 
 def test_cuda_backend_only_runs_loops():
     """Issue 15's rule for csrc/ops/cuda: dtypes, shapes and out= come from the shared layer."""
-    import re
-
     sources = sorted((ROOT / "csrc" / "ops" / "cuda").glob("*.*"))
     assert any(p.suffix == ".cu" for p in sources), sources
     found = []
@@ -75,6 +74,67 @@ def test_cuda_backend_only_runs_loops():
             code = line.split("//")[0]
             found += [f"{path.name}:{number}: {why}: {line.strip()}" for pattern, why in CUDA_BACKEND_MUST_NOT.items()
                       if re.search(pattern, code)]
+    assert not found, "\n".join(found)
+
+
+# Issue 15's other half: the CPU loops run the shared bodies (ops/BinaryOps.h, UnaryOps.h,
+# ReduceOps.h), so the CPU op-info rows test the arithmetic the CUDA kernels run. A CPU
+# loop file (all of csrc/ops/cpu but the SIMD fast paths, VecKernels*) must not write an
+# op's body again: what each pattern catches, and a line of such a body it caught.
+SHARED_BODY_HEADERS = ("BinaryOps.h", "UnaryOps.h", "ReduceOps.h")
+CPU_LOOPS_MUST_NOT = {
+    r"\bcase\s+(UnaryOp|BinaryOp)::": ("picks a body per op (visit_unary / visit_binary do)", "case UnaryOp::Neg:"),
+    r"\b([\w.]+(\[\w+\])?)\s*!=\s*\1\b": ("tests for NaN (the shared bodies hold the NaN rules)",
+                                       "return (a > T(0) || a != a) ? a : T(0);"),
+    r"numeric_limits": ("chooses a reduction's identity", "return -std::numeric_limits<T>::infinity();"),
+    r"\b([\w.]+(\[\w+\])?)\s*=\s*(static_cast<\w+>\()?\1\s*(\+|-|\*|/|\|\||&&)(?!=)":
+        ("folds an accumulator itself", "o[k] = static_cast<T>(o[k] + row[k]);"),
+}
+
+
+def _shared_bodies(ops_dir: Path) -> tuple[set[str], set[str]]:
+    """What a CPU loop must name (each visit_* and each body no visit_* reaches: one not
+    named after an op of Elementwise.h's lists) and the std:: math the bodies call."""
+    op_names = set(re.findall(r"_\(\w+, (\w+)", (ops_dir / "Elementwise.h").read_text()))
+    must_name, math = set(), set()
+    for header in SHARED_BODY_HEADERS:
+        text = (ops_dir / header).read_text()
+        must_name |= set(re.findall(r"\bvoid (visit_\w+)\(", text))
+        for name, body in re.findall(r"struct (\w+) \{(.*?)\n\};", text, re.S):
+            if "operator()" in body or "step(" in body:
+                math |= set(re.findall(r"std::(\w+)\(", body))
+                if name not in op_names:
+                    must_name.add(name)
+    return must_name, math
+
+
+def _own_bodies(code: str, math: set[str]) -> list[str]:
+    rules = {pattern: why for pattern, (why, _) in CPU_LOOPS_MUST_NOT.items()}
+    rules[r"\bstd::(" + "|".join(sorted(math)) + r")\("] = "computes a unary op's math"
+    return [why for pattern, why in rules.items() if re.search(pattern, code)]
+
+
+def test_cpu_loops_run_the_shared_bodies():
+    """Issue 15: the CPU backend's generic loops call the bodies the CUDA kernels run."""
+    ops_dir = ROOT / "csrc" / "ops"
+    must_name, math = _shared_bodies(ops_dir)
+    # The headers were read: the rules below are not empty.
+    assert {"visit_unary", "visit_binary", "Where", "SumReducer", "MaxReducer", "ArgMaxReducer"} <= must_name
+    assert {"exp", "log", "sqrt", "tanh"} <= math
+    for pattern, (why, body_line) in CPU_LOOPS_MUST_NOT.items():
+        assert why in _own_bodies(body_line, math), (pattern, body_line)
+    assert _own_bodies("return unary_loop<T, T>(plan, [](T a) { return std::tanh(a); });", math)
+
+    sources = sorted(p for p in (ops_dir / "cpu").iterdir() if not p.name.startswith("VecKernels"))
+    assert {"UnaryKernels.cpp", "BinaryKernels.cpp", "ReduceKernels.cpp"} <= {p.name for p in sources}
+    found, named = [], ""
+    for path in sources:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("//")[0]
+            named += code + "\n"
+            found += [f"{path.name}:{number}: {why}: {line.strip()}" for why in _own_bodies(code, math)]
+    found += [f"no CPU loop names {name} (a shared body)" for name in sorted(must_name)
+              if not re.search(rf"\b{name}\b", named)]
     assert not found, "\n".join(found)
 
 

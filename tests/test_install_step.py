@@ -232,7 +232,7 @@ def test_a_racy_entry_is_compared_by_content(project, monkeypatch):
 def summary_current(root: Path) -> bool:
     """The no-op develop's first-stage answer (buildkit.builder.install_summary)."""
     (summary,) = (root / "build" / ".buildkit").glob("install-*.summary")
-    return install_summary.is_current(str(summary))
+    return install_summary.check(str(summary))[0]
 
 
 def test_the_summary_says_current_only_when_nothing_is_to_install(project, monkeypatch):

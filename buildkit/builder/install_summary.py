@@ -155,8 +155,3 @@ def _unchanged_besides_trees(summary: dict) -> bool:
         if [info.st_mtime_ns, info.st_ctime_ns] != times:
             return False
     return True
-
-
-def is_current(path: str) -> bool:
-    """:func:`check`'s verdict alone."""
-    return check(path)[0]

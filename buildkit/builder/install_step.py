@@ -111,6 +111,11 @@ class Plan:
     def is_empty(self) -> bool:
         return not self.runs and not any(self.copies.values())
 
+    def add_copies(self, key: str, copies: list[tuple[str, str]]) -> None:
+        if copies:
+            self.copies[key] = copies
+            self.reasons += [f"copy {source} -> {installed}" for source, installed in copies]
+
 
 @dataclass
 class InstallCheck:
@@ -244,9 +249,7 @@ class PackageTreeInstall:
             changed, racy = edits
             plan.racy_ns = max([plan.racy_ns, *(scan[source][1] for source, _ in racy)])
             copies = changed + [pair for pair in racy if install_tree.differs(*pair)]
-            if copies:
-                plan.copies[unit.key] = copies
-                plan.reasons += [f"copy {source} -> {installed}" for source, installed in copies]
+            plan.add_copies(unit.key, copies)
             return
         listing = sorted(scan)
         if listing != previous.listing:
@@ -272,9 +275,7 @@ class PackageTreeInstall:
                 plan.racy_ns = max(plan.racy_ns, recorded[1])
                 if install_tree.differs(source, installed):
                     copies.append((source, installed))
-        if copies:
-            plan.copies[unit.key] = copies
-            plan.reasons += [f"copy {source} -> {installed}" for source, installed in copies]
+        plan.add_copies(unit.key, copies)
 
     # ------------------------------------------------------------------- run
     def _run(self, scripts: InstallScripts, plan: Plan) -> StepResult:

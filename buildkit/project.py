@@ -25,7 +25,7 @@ from buildkit.builder import build_env, file_api, linker_script
 from buildkit.builder.build_lock import lock_build_folder
 from buildkit.builder.cmake_cache import CMakeCache
 from buildkit.builder.driver import CMakeDriver, DriverResult
-from buildkit.builder.install_step import read_install_manifest
+from buildkit.builder.install_manifest import read_install_manifest, read_install_names
 from buildkit.config.conditions import evaluate_condition
 from buildkit.config.modes import InstallPrefix, WheelMode
 from buildkit.config.options import BuildOptions, load_options, option_keys
@@ -330,9 +330,9 @@ class Project:
     def _run_build(self) -> DriverResult:
         self._refuse_user_files()
         if self.staged:  # the Python sources first: what CMake installs goes on top
-            develop_outputs = read_install_manifest(self.build_dir, self.configured_prefix)
+            develop_outputs = read_install_names(self.build_dir, self.configured_prefix)
             self._staged_sources = source_files(self.root, self.settings.layout, develop_outputs)
-            staged_installs = read_install_manifest(self.build_dir, self.install_prefix)
+            staged_installs = read_install_names(self.build_dir, self.install_prefix)
             sync_sources(self._staged_sources, self.tree_root, staged_installs)
         build_env.sync_mirror(self.build_environment, self.build_dir)
         return self.driver().run(lock_held=True)
@@ -388,12 +388,12 @@ class Project:
         it drops by name and records them for `buildkit wheels`."""
         tree = PackageTree(self.package_root, self.settings.package, self.package_dir, packages, extension_modules,
                            switched_off)
-        candidates = self.install_manifest
+        candidates: list[str] = read_install_names(self.build_dir, self.install_prefix)
         # A wheel with Python packages ships their folders' data files too (a library-only wheel has none).
         if self._staged_sources and self.mode is not WheelMode.LIBRARY_ONLY:
             data, ignored = data_sources(self._staged_sources, self.settings.layout, self.tree_root, packages,
                                          self.root)
-            candidates = list(dict.fromkeys([*data, *candidates]))
+            candidates = list(dict.fromkeys([*map(str, data), *candidates]))
             for path in ignored:
                 console.detail(f"left out of the wheel: {path} (.gitignore names it)")
         result = sort_installed(candidates, tree, rules=self.package_data_rules, mode=self.mode,

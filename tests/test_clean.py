@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from buildkit._util import git as git_mod
-from buildkit.builder.install_step import read_install_manifest
+from buildkit.builder.install_manifest import read_install_manifest
 from buildkit.config.options import option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
 from buildkit.errors import BuildkitError

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from buildkit.config.globs import glob_match, glob_match_any
 from buildkit.config.modes import WheelMode
 from buildkit.config.settings import PackageDataEntry
 from buildkit.errors import ConfigError
@@ -15,7 +16,7 @@ from buildkit.package.layout import (
     PackageDataRule,
     collect_package_data,
     default_rules,
-    glob_match,
+    files_below,
     library_only_layout,
     mode_ext_modules,
     mode_packages,
@@ -318,12 +319,48 @@ def test_library_staging_copies_only_what_changed(tmp_path):
         "__init__.py", "include/x.h", "lib/libx.so"]
 
 
-@pytest.mark.parametrize(("pattern", "path", "expected"), [
+SEGMENT_CASES = [
     ("include/**", "include", True), ("include/**", "include/a/b.h", True), ("include/**", "includes/a", False),
     ("**/*.h", "a.h", True), ("**/*.h", "x/y/a.h", True), ("a/**/**", "a", True), ("a/**/b", "a/b", True),
     ("a/**/b", "a/x/y/b", True), ("*.h", "x/a.h", False), ("[!a]*", "b", True), ("[!a]*", "a", False),
     ("[^a]", "^", True), ("[^a]", "b", False), ("x[+-0]", "x/", False), ("lib?.so", "libx.so", True),
     ("lib?.so", "lib/.so", False), ("[]a]", "]", True), ("a[", "a[", True),
-])
+]
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), SEGMENT_CASES)
 def test_glob_segments_match_as_fnmatch_within_a_segment(pattern, path, expected):
     assert glob_match(pattern, path) is expected
+
+
+def test_matching_any_of_several_patterns_is_matching_one_of_them():
+    """A rule's patterns are matched as one expression: every subset of the patterns above
+    must say what matching them one by one says, on every path above."""
+    patterns = sorted({pattern for pattern, _, _ in SEGMENT_CASES})
+    paths = sorted({path for _, path, _ in SEGMENT_CASES} | {"include/x/y/a.h", "lib/libx.so", "bin/x/tool"})
+    hits = 0
+    for size in (1, 2, 3, len(patterns)):
+        for start in range(len(patterns)):
+            chosen = (patterns * 2)[start:start + size]
+            for path in paths:
+                expected = any(glob_match(p, path) for p in chosen)
+                assert glob_match_any(chosen, path) is expected, (chosen, path)
+                hits += expected
+    assert hits and not glob_match_any([], "a")
+
+
+def test_files_below_lists_files_and_file_links_but_enters_no_linked_folder(tmp_path):
+    """What os.walk with an isfile check per name lists, the faster listing lists too."""
+    root = tmp_path / "pkg"
+    for rel in ("a.h", "include/x/y.h", "lib/libfoo.so.1", "share/z.cmake"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel)
+    (root / "lib/libfoo.so").symlink_to("libfoo.so.1")
+    (root / "lib/dangling.so").symlink_to("missing.so")
+    (root / "linked").symlink_to(root / "include", target_is_directory=True)
+    (root / "empty").mkdir()
+    top = str(root)
+    walked = sorted(os.path.relpath(os.path.join(d, n), top).replace(os.sep, "/")
+                    for d, _, names in os.walk(top) for n in names if os.path.isfile(os.path.join(d, n)))
+    assert sorted(files_below(top)) == walked == [
+        "a.h", "include/x/y.h", "lib/libfoo.so", "lib/libfoo.so.1", "share/z.cmake"]

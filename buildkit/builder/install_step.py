@@ -25,7 +25,6 @@ every rule again.  A script this reader does not understand falls back to a whol
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from buildkit._util import console
 from buildkit._util.fileutil import write_atomic, write_text_if_changed
 from buildkit.builder import install_record, install_summary, install_tree
 from buildkit.builder.build_output import StepResult, log_dir, run_step
+from buildkit.builder.install_manifest import INSTALL_MANIFEST, STATE, prefix_key, read_names
 from buildkit.builder.install_record import (
     Fingerprint,
     InstallRecord,
@@ -52,49 +52,6 @@ from buildkit.builder.install_script import (
     read_partial_output,
     read_units,
 )
-
-STATE = ".buildkit"
-INSTALL_MANIFEST = "install_manifest.txt"
-
-
-def _prefix_key(prefix: Path) -> str:
-    return hashlib.sha256(str(Path(prefix).absolute()).encode()).hexdigest()[:12]
-
-
-_read_manifests: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
-
-
-def _read_names(path: Path) -> list[str]:
-    """A manifest's paths as strings; one command reads the same manifest several times
-    (staging, package data, metadata, the install's own bookkeeping), 8,000 lines each, so
-    it is parsed once per version."""
-    try:
-        info = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    stamp = (info.st_mtime_ns, info.st_size, info.st_ino)  # written by rename: a new inode each time
-    cached = _read_manifests.get(str(path))
-    if cached is None or cached[0] != stamp:
-        text = Path(path).read_text(encoding="utf-8")
-        cached = _read_manifests[str(path)] = (stamp, [line for line in text.splitlines() if line.strip()])
-    return cached[1]
-
-
-def _read_lines(path: Path) -> list[Path]:
-    return [Path(name) for name in _read_names(path)]
-
-
-def read_install_manifest(build_dir: Path, prefix: Path | None = None) -> list[Path]:
-    """The files the last install into ``prefix`` wrote; without ``prefix``, the files of
-    every prefix this build folder installed into (the package tree, a wheel's staging
-    folder)."""
-    state = Path(build_dir) / STATE
-    if prefix is not None:
-        return _read_lines(state / f"manifest-{_prefix_key(prefix)}.txt")
-    found = dict.fromkeys(_read_lines(Path(build_dir) / INSTALL_MANIFEST))
-    for copy in sorted(state.glob("manifest-*.txt")) if state.is_dir() else ():
-        found.update(dict.fromkeys(_read_lines(copy)))
-    return list(found)
 
 
 @dataclass
@@ -139,7 +96,7 @@ class PackageTreeInstall:
         self.cmake = cmake
         self.build_type = build_type
         self.verbose = verbose
-        key = _prefix_key(self.install_prefix)
+        key = prefix_key(self.install_prefix)
         state = self.build_dir / STATE
         self.record_path = state / f"install-{key}.record"
         self.pending = state / f"install-pending-{key}"
@@ -204,7 +161,7 @@ class PackageTreeInstall:
         return StepResult("install", 0, seconds, log_dir(self.build_dir) / "install.log", started=started)
 
     def manifest(self) -> set[str]:
-        return set(_read_names(self.manifest_copy))
+        return set(read_names(self.manifest_copy))
 
     # ------------------------------------------------------------------ plan
     def _plan(self, units: list[InstallUnit], record: InstallRecord | None, scans: dict[tuple, dict]) -> Plan:
@@ -378,7 +335,7 @@ class PackageTreeInstall:
                    "--prefix", str(self.install_prefix)]
         result = run_step("install", command, build_dir=self.build_dir, verbose=self.verbose,
                           env={**os.environ, "CMAKE_INSTALL_ALWAYS": "1"})
-        written = set(_read_names(self.build_dir / INSTALL_MANIFEST))
+        written = set(read_names(self.build_dir / INSTALL_MANIFEST))
         self.outputs_changed = self.manifest() != written
         self.prune_stale(self.manifest() - written)
         write_atomic(self.manifest_copy, "".join(f"{p}\n" for p in sorted(written)).encode("utf-8"))

@@ -21,7 +21,7 @@ from typing import Iterable, Iterator, Sequence
 
 from buildkit._util import console, git
 from buildkit._util.fileutil import KEEP_MARKER, PROTECTED_DIR_NAMES, PROTECTED_FILE_NAMES
-from buildkit.builder.install_step import read_install_manifest
+from buildkit.builder.install_manifest import read_install_manifest
 from buildkit.config.globs import check_glob, glob_match
 from buildkit.config.settings import ProjectSettings
 from buildkit.errors import BuildkitError, ConfigError

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 from buildkit._util.fileutil import read_json, write_json
-from buildkit.builder.install_step import INSTALL_MANIFEST
+from buildkit.builder.install_manifest import INSTALL_MANIFEST
 from buildkit.frontends.editable import find_installed, site_packages
 from buildkit.package.layout import installed_module_path
 from buildkit.project import Project

@@ -70,7 +70,7 @@ class NativeContent:
         return bool(self.binaries)
 
 
-def native_content(files: Mapping[str, Path]) -> NativeContent:
+def native_content(files: Mapping[str, str | Path]) -> NativeContent:
     """Classify ``files`` (path in the wheel -> file on disk) by their first bytes."""
     binaries = []
     for name, path in sorted(files.items()):

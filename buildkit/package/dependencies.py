@@ -31,7 +31,7 @@ from typing import Collection, Iterable, Mapping, Sequence
 from buildkit._util import console
 from buildkit._util.fileutil import read_json, write_json
 from buildkit.builder import torch_env
-from buildkit.builder.install_step import STATE
+from buildkit.builder.install_manifest import STATE
 from buildkit.config.modes import VersionPolicy
 from buildkit.config.settings import LibraryDependency
 from buildkit.errors import BuildkitError, ConfigError

@@ -19,13 +19,14 @@ with the setting that keeps it out on purpose, and ``buildkit wheels`` fails on 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Collection, Iterable, Sequence
 
 from buildkit._util import console
 from buildkit._util.fileutil import FolderResolver, read_json, relative_under, write_json
-from buildkit.builder.install_step import STATE
+from buildkit.builder.install_manifest import STATE
 from buildkit.config.conditions import BoolCache
 from buildkit.config.globs import glob_match
 from buildkit.config.modes import WheelMode
@@ -70,7 +71,7 @@ class PackageTree:
     switched_off: Collection[str] = ()
 
 
-def sort_installed(installed: Iterable[Path], tree: PackageTree, *, rules: Sequence[PackageDataRule],
+def sort_installed(installed: Iterable[str | Path], tree: PackageTree, *, rules: Sequence[PackageDataRule],
                    mode: WheelMode, cache: BoolCache | None, wheel_exclude: Sequence[str]) -> InstalledFiles:
     """Decide for each installed file whether it ships, is kept out on purpose, or is dropped."""
     main = _slashed(tree.package)
@@ -80,11 +81,15 @@ def sort_installed(installed: Iterable[Path], tree: PackageTree, *, rules: Seque
     package_data: dict[str, list[str]] = {}
     excluded, dropped, used, py_modules = [], [], set(), []
     resolver = FolderResolver()
+    seen: set[str] = set()
     for path in installed:
         located = _in_wheel(path, tree, main, resolver)
         if located is None:
             continue  # outside the package tree: the wheel's data/scripts folders, an absolute destination
         in_wheel, in_main = located
+        if in_wheel in seen:
+            continue  # named twice (a staged source CMake also installed), as two spellings of one path
+        seen.add(in_wheel)
         pattern = next((p for p in wheel_exclude if glob_match(p, in_wheel)), None)
         if pattern is not None:
             used.add(pattern)
@@ -118,7 +123,11 @@ def _in_wheel(path: str | Path, tree: PackageTree, main: str,
     it is not under it); None when it is outside the package tree."""
     # Resolve the folder only: an installed symlink (libfoo.so -> libfoo.so.1) is a file of its own.
     resolved = resolver.file(path)
-    if not os.path.lexists(resolved) or os.path.isdir(resolved):
+    try:
+        mode = os.lstat(resolved).st_mode
+    except OSError:
+        return None  # gone since the install
+    if stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and os.path.isdir(resolved)):
         return None
     in_main = relative_under(resolved, resolver.folder(tree.package_folder))
     if in_main is not None:

@@ -20,7 +20,7 @@ from typing import Iterable, Sequence, TypeVar
 from buildkit._util import console
 from buildkit._util.fileutil import write_text_if_changed
 from buildkit.config.conditions import BoolCache, evaluate_condition, parse_condition
-from buildkit.config.globs import check_glob, glob_match
+from buildkit.config.globs import check_glob, glob_match_any
 from buildkit.config.modes import WheelMode
 from buildkit.config.settings import PackageDataEntry
 from buildkit.errors import ConfigError
@@ -30,7 +30,7 @@ T = TypeVar("T")
 # --- glob patterns (their syntax: buildkit.config.globs) ---------------------------
 
 def _matches(patterns: Iterable[str], path: str) -> bool:
-    return any(glob_match(p, path) for p in patterns)
+    return glob_match_any(patterns, path)
 
 
 # --- rules -------------------------------------------------------------------------
@@ -128,10 +128,7 @@ def collect_package_data(package_dir: Path, rules: Iterable[PackageDataRule], mo
     if not package_dir.is_dir():
         raise ConfigError(f"Package directory {package_dir} does not exist.",
                           "Run the CMake build and install step before collecting package data.")
-    # Symlinked files count (lib/libfoo.so -> libfoo.so.1); symlinked dirs are not entered.
-    top = str(package_dir)
-    tree = [f"{d[len(top) + 1:]}/{n}".lstrip("/").replace(os.sep, "/")  # strings: thousands of files
-            for d, _, names in os.walk(top) for n in names if os.path.isfile(os.path.join(d, n))]
+    tree = files_below(str(package_dir))
     rules = list(rules)
     active = [r for r in rules if r.active(mode, cache)]
     global_excludes = [p for r in active if not r.include for p in r.exclude]
@@ -147,6 +144,27 @@ def collect_package_data(package_dir: Path, rules: Iterable[PackageDataRule], mo
         chosen.update(f for f in hits if not _matches(rule.exclude, f))
     files = sorted(f for f in chosen if not _matches(global_excludes, f))
     return PackageDataResult(package_dir, files, tuple(unmatched))
+
+
+def files_below(top: str) -> list[str]:
+    """The files below ``top`` as posix paths relative to it.  Symlinked files count
+    (lib/libfoo.so -> libfoo.so.1); symlinked folders are not entered.  The folder
+    listing says which entries are files, so only symlinks cost a ``stat``: a package
+    tree holds thousands of installed headers."""
+    found: list[str] = []
+    pending = [("", top)]
+    while pending:
+        prefix, folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue  # as os.walk: a folder that cannot be listed has no files to ship
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                pending.append((f"{prefix}{entry.name}/", entry.path))
+            elif entry.is_file():
+                found.append(prefix + entry.name)
+    return found
 
 
 def withheld_by_rules(path: str, rules: Iterable[PackageDataRule], mode: WheelMode,

@@ -39,7 +39,7 @@ def _in_place_outputs(name: str) -> bool:
     return name.endswith(module_suffixes())
 
 
-def source_files(project_root: Path, layout: PythonLayout, develop_outputs: Collection[Path]) -> dict[str, Path]:
+def source_files(project_root: Path, layout: PythonLayout, develop_outputs: Collection[str | Path]) -> dict[str, Path]:
     """Staged path (relative, posix) -> source file, for every file of the layout's
     packages and top-level modules that belongs in a wheel build's staging tree."""
     # Strings, not Paths: the package folder of a develop build holds what CMake installed
@@ -67,7 +67,7 @@ def source_files(project_root: Path, layout: PythonLayout, develop_outputs: Coll
     return found
 
 
-def sync_sources(files: dict[str, Path], root: Path, installed: Iterable[Path]) -> None:
+def sync_sources(files: dict[str, Path], root: Path, installed: Iterable[str | Path]) -> None:
     """Mirror ``files`` into ``root``: copy what differs, remove staged sources that are
     gone (what CMake installed there stays: its install step prunes its own)."""
     for relative, source in files.items():

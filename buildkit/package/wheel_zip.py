@@ -73,7 +73,7 @@ class Member:
     set on top of the file's own (setuptools makes the package data it copies writable)."""
 
     name: str
-    source: Path
+    source: str | Path
     add_mode: int = 0
 
 
@@ -95,7 +95,7 @@ class PackStats:
 class _Entry:
     name: bytes
     flags: int
-    source: Path
+    source: str | Path
     size: int
     mode: int
     dos: tuple[int, int]  # time, date
@@ -365,6 +365,6 @@ def _read(entry: _Entry, offset: int, length: int) -> bytes:
     return data
 
 
-def _unreadable(source: Path, error: OSError) -> BuildkitError:
+def _unreadable(source: str | Path, error: OSError) -> BuildkitError:
     return BuildkitError(f"Could not read {source} to pack it into the wheel: {error.strerror or error}.",
                          "Check that the file exists and is readable, then build the wheel again.")

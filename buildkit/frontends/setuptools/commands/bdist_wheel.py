@@ -114,18 +114,21 @@ class BdistWheel(_bdist_wheel):
         (platlib) rather than under <name>.data/purelib."""
         self.distribution.has_ext_modules = lambda: True  # type: ignore[method-assign]
 
-    def _shipped_files(self) -> dict[str, Path]:
+    def _shipped_files(self) -> dict[str, str]:
         """Path in the wheel (or its data folder) -> file, for every file the wheel ships
-        besides the Python modules and the extensions setuptools builds."""
+        besides the Python modules and the extensions setuptools builds.  Strings, not
+        Paths: package data is thousands of installed headers."""
         files = {}
         for package, source, _, names in self.get_finalized_command("build_py").data_files:
-            files.update({f"{package.replace('.', '/')}/{name}": Path(source, name) for name in names})
+            folder = os.path.join(source, "")
+            files.update({f"{package.replace('.', '/')}/{name}": folder + name for name in names})
         for entry in self.distribution.data_files or []:
             folder, names = entry if isinstance(entry, tuple) else ("", [entry])
-            files.update({f"data/{folder}/{Path(name).name}": Path(name) for name in names})
+            files.update({f"data/{folder}/{os.path.basename(name)}": os.fspath(name) for name in names})
         for kind in ("scripts", "headers"):
-            files.update({f"{kind}/{Path(name).name}": Path(name) for name in getattr(self.distribution, kind) or []})
-        return {name: path for name, path in files.items() if path.is_file()}
+            files.update({f"{kind}/{os.path.basename(name)}": os.fspath(name)
+                          for name in getattr(self.distribution, kind) or []})
+        return {name: path for name, path in files.items() if os.path.isfile(path)}
 
     # ------------------------------------------------------------------ tags
     def get_tag(self) -> tuple[str, str, str]:
@@ -242,8 +245,9 @@ class BdistWheel(_bdist_wheel):
                          source, stat.S_IWRITE)  # setuptools makes each copy of package data writable
                         for target, source in left_in_place]
         # Later ones win: build_py keeps a module over package data of the same path.
-        self.by_reference = tuple(
-            Member(_relative(target, str(archive_root)).replace(os.sep, "/"), Path(source).absolute(), add_mode)
+        root, cwd = str(archive_root), os.getcwd()
+        self.by_reference = tuple(  # joined as Path.absolute() would, without a Path per file
+            Member(_relative(target, root).replace(os.sep, "/"), os.path.join(cwd, source), add_mode)
             for target, source, add_mode in [*package_data, *((t, s, 0) for t, s in lib_files)])
 
         if sys.platform == "darwin":  # the macOS tag comes from the binaries found in bdist_dir

@@ -1,0 +1,72 @@
+"""The install manifests: which files an install into a prefix wrote.
+
+``install_manifest.txt`` lists what the last install into any prefix wrote (as CMake's
+own does); ``.buildkit/manifest-<prefix key>.txt`` keeps one per prefix, the package
+tree's and a wheel's staging tree's.  One command reads the same manifest several times
+(staging, package data, metadata, the install's own bookkeeping), 8,000 lines each, so
+each version of a manifest is parsed, and made into Paths, once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+STATE = ".buildkit"
+INSTALL_MANIFEST = "install_manifest.txt"
+
+
+def prefix_key(prefix: Path) -> str:
+    return hashlib.sha256(str(Path(prefix).absolute()).encode()).hexdigest()[:12]
+
+
+_read_manifests: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+
+
+def read_names(path: Path) -> list[str]:
+    """A manifest's paths as strings; one command reads the same manifest several times
+    (staging, package data, metadata, the install's own bookkeeping), 8,000 lines each, so
+    it is parsed once per version."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    stamp = (info.st_mtime_ns, info.st_size, info.st_ino)  # written by rename: a new inode each time
+    cached = _read_manifests.get(str(path))
+    if cached is None or cached[0] != stamp:
+        text = Path(path).read_text(encoding="utf-8")
+        cached = _read_manifests[str(path)] = (stamp, [line for line in text.splitlines() if line.strip()])
+    return cached[1]
+
+
+_manifest_paths: dict[str, tuple[list[str], tuple[Path, ...]]] = {}
+
+
+def _read_lines(path: Path) -> list[Path]:
+    """A manifest's paths as Paths, made once per version of the manifest: a wheel build
+    asks for the same 8,000 several times, and a Path costs about 2 us to make."""
+    names = read_names(path)
+    made = _manifest_paths.get(str(path))
+    if made is None or made[0] is not names:
+        made = _manifest_paths[str(path)] = (names, tuple(map(Path, names)))
+    return list(made[1])
+
+
+def read_install_manifest(build_dir: Path, prefix: Path | None = None) -> list[Path]:
+    """The files the last install into ``prefix`` wrote; without ``prefix``, the files of
+    every prefix this build folder installed into (the package tree, a wheel's staging
+    folder)."""
+    state = Path(build_dir) / STATE
+    if prefix is not None:
+        return _read_lines(state / f"manifest-{prefix_key(prefix)}.txt")
+    found = dict.fromkeys(_read_lines(Path(build_dir) / INSTALL_MANIFEST))
+    for copy in sorted(state.glob("manifest-*.txt")) if state.is_dir() else ():
+        found.update(dict.fromkeys(_read_lines(copy)))
+    return list(found)
+
+
+def read_install_names(build_dir: Path, prefix: Path) -> list[str]:
+    """The files the last install into ``prefix`` wrote, as strings: for the passes over
+    every installed file that only compare names."""
+    return list(read_names(Path(build_dir) / STATE / f"manifest-{prefix_key(prefix)}.txt"))

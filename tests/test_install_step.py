@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder import install_summary, toolchain
+from buildkit.builder import install_summary, install_tree, toolchain
 from buildkit.builder.driver import CMakeDriver
 from buildkit.builder.install_script import read_units
 from buildkit.config.options import load_options, option_keys
@@ -133,6 +133,28 @@ def test_an_unchanged_tree_is_not_touched_and_a_file_deleted_from_it_comes_back(
     assert_like_fresh_install(project, tmp_path)
 
 
+def test_a_folder_of_another_rule_changed_still_installs_the_trees_edits(project, tmp_path):
+    """The library deleted by hand changes lib/, which holds no header: the header rule is
+    compared as stored, and its edit and the library both come back."""
+    run(project)
+    installed = project / "treeproj"
+    (installed / "lib" / "libtree.so").unlink()
+    (project / "include" / "tree" / "a.h").write_text("int tree_a(); // edited\n")
+    assert run(project).installed
+    assert_like_fresh_install(project, tmp_path)
+    (installed / "include" / "tree" / "deep" / "c.h").unlink()
+    (installed / "lib" / "libtree.so").unlink()
+    assert run(project).installed
+    assert_like_fresh_install(project, tmp_path)
+
+
+def test_only_the_folders_a_tree_rule_installs_into_are_its_own():
+    roots = [["include", "/src/include"], ["data/table.bin", "/src/data/table.bin"]]
+    folders = {"/p/lib", "/p/include/tree", "/p", "/p/includes", "/p/data", "/p/data2", "/p/include"}
+    assert install_tree.folders_within(folders, roots, "/p") == {"/p/include/tree", "/p", "/p/data", "/p/include"}
+    assert install_tree.folders_within({"/p/lib"}, None, "/p") == {"/p/lib"}
+
+
 def test_edits_within_the_same_second_are_all_installed(project):
     """The case CMake's one-second rule missed: quick edit, build, edit, build."""
     run(project)
@@ -227,6 +249,38 @@ def test_a_racy_entry_is_compared_by_content(project, monkeypatch):
     assert run(project).installed
     assert (project / "treeproj" / "include" / "tree" / "b.h").read_text() == "int tree_X();\n"
     assert not run(project).installed  # compared again, equal: nothing to do
+
+
+def installer(root: Path):
+    settings = load_settings(root, option_keys())
+    options = load_options(settings, environ={"MAX_JOBS": "2"})
+    return CMakeDriver(settings, options, install_prefix=root / "treeproj")._installer()
+
+
+def test_a_check_made_while_the_build_ran_is_taken_over_only_while_it_holds(project, tmp_path, monkeypatch):
+    """The no-op develop checks the trees while ninja builds, and the install after the
+    build takes that check over: only when it was made from the same scans and the
+    installed folders are as they were then.  An installed header deleted meanwhile is
+    installed again."""
+    run(project)
+    time.sleep(2 * install_summary.RACY_SLACK_NS / 1e9)
+    assert not run(project).installed  # verified: no racy entries left to compare
+    step = installer(project)
+    (summary,) = (project / "build" / ".buildkit").glob("install-*.summary")
+    _, scans = install_summary.check(str(summary))
+    planned = []
+    original = type(step)._plan_tree
+    monkeypatch.setattr(type(step), "_plan_tree", lambda *args: planned.append(args[1].key) or original(*args))
+
+    early = step.check(scans)
+    trees = len(planned)
+    assert trees and step.check(scans, early).current and len(planned) == trees  # taken over as it was
+    assert step.check({}, early).current and len(planned) == 2 * trees  # other scans: planned again
+
+    early = step.check(scans)
+    (project / "treeproj" / "include" / "tree" / "b.h").unlink()  # while "the build" runs
+    assert step.install(scans=scans, early=early) is not None
+    assert_like_fresh_install(project, tmp_path)
 
 
 def summary_current(root: Path) -> bool:

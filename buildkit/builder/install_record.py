@@ -208,10 +208,11 @@ class InstallRecord:
     def is_racy(self, recorded: Fingerprint) -> bool:
         return recorded[1] >= self.written_ns - install_summary.RACY_SLACK_NS
 
-    def touched_folders(self) -> set[str]:
+    def touched_folders(self, now: dict[str, list[int]] | None = None) -> set[str]:
         """Installed folders whose content may have changed since the install (an installed
-        file deleted or replaced by hand): their files are checked one by one."""
-        now = folder_times(self.folders)
+        file deleted or replaced by hand): their files are checked one by one.  ``now``:
+        the folders' times, when already read."""
+        now = folder_times(self.folders) if now is None else now
         return {folder for folder, times in self.folders.items()
                 if now.get(folder) != times or self.is_racy([0, times[0]])}
 

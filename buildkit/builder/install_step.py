@@ -64,6 +64,8 @@ class Plan:
     scans: dict[str, dict[str, Fingerprint]] = field(default_factory=dict)  # tree unit key -> files below its sources
     reasons: list[str] = field(default_factory=list)
     racy_ns: int = 0  # the newest recorded time that was too recent to trust, 0 if none
+    folder_times: dict[str, list[int]] = field(default_factory=dict)  # the installed folders' times when planned
+    trees: dict[str, "Plan"] = field(default_factory=dict)  # tree unit key -> what was planned for it alone
 
     def is_empty(self) -> bool:
         return not self.runs and not any(self.copies.values())
@@ -72,6 +74,22 @@ class Plan:
         if copies:
             self.copies[key] = copies
             self.reasons += [f"copy {source} -> {installed}" for source, installed in copies]
+
+    def take_tree(self, key: str, part: "Plan") -> None:
+        """What was planned for the tree unit ``key`` alone, as part of this plan."""
+        self.trees[key] = part
+        self.runs.update(part.runs)
+        self.copies.update(part.copies)
+        self.reasons += part.reasons
+        self.racy_ns = max(self.racy_ns, part.racy_ns)
+
+    def tree_still_planned(self, key: str, scan: dict, folder_times: dict[str, list[int]]) -> "Plan | None":
+        """This (earlier) plan's part for the tree unit ``key``, when it was planned from the
+        very same ``scan`` and the installed folders have not changed since; else None."""
+        part = self.trees.get(key)
+        if part is None or self.scans.get(key) is not scan or self.folder_times != folder_times:
+            return None
+        return part
 
 
 @dataclass
@@ -107,27 +125,36 @@ class PackageTreeInstall:
         self.outputs_changed = False  # the last install() added or removed installed files
 
     # ------------------------------------------------------------------ entry
-    def check(self, scans: dict[tuple, dict[str, Fingerprint]] | None = None) -> InstallCheck:
+    def check(self, scans: dict[tuple, dict[str, Fingerprint]] | None = None,
+              early: InstallCheck | None = None) -> InstallCheck:
         """What an install would do now; reads only.  ``scans``: tree rules' sources scanned
-        since the build's last change (by :func:`install_summary.scan_key`), not scanned again."""
-        try:
-            scripts = read_units(self.build_dir / SCRIPT)
-        except (UnreadableScript, OSError, UnicodeDecodeError, AttributeError) as exc:
-            return InstallCheck(unreadable=f"buildkit could not read {self.build_dir / SCRIPT} rule by rule ({exc})")
-        unfinished = self.pending.exists()
-        record = None if unfinished else install_record.load(self.record_path, self.install_prefix, self.build_type)
+        since the build's last change (by :func:`install_summary.scan_key`), not scanned again.
+        ``early``: a check made while the build ran, by this process, holding the build
+        folder's lock, with the install scripts not regenerated since (the caller knows):
+        its script, record and the trees planned from scans still given are taken over."""
+        if early is not None and early.scripts is not None:
+            scripts, unfinished, record = early.scripts, early.unfinished, early.record
+        else:
+            try:
+                scripts = read_units(self.build_dir / SCRIPT)
+            except (UnreadableScript, OSError, UnicodeDecodeError, AttributeError) as exc:
+                return InstallCheck(unreadable=f"buildkit could not read {self.build_dir / SCRIPT} rule by rule "
+                                               f"({exc})")
+            unfinished = self.pending.exists()
+            record = None if unfinished else install_record.load(self.record_path, self.install_prefix,
+                                                                 self.build_type)
         active = [unit for unit in scripts.units if unit.active]
-        plan = self._plan(active, record, scans or {})
+        plan = self._plan(active, record, scans or {}, early.plan if early is not None else None)
         gone = set(record.units) - {unit.key for unit in active} if record else set()
         return InstallCheck(scripts, active, record, plan, unfinished=unfinished,
                             current=plan.is_empty() and not gone and record is not None)
 
-    def install(self, build: StepResult | None = None,
-                scans: dict[tuple, dict[str, Fingerprint]] | None = None) -> StepResult | None:
-        """Install what changed; None when nothing had to be installed or removed.  ``scans``:
-        as for :meth:`check`."""
+    def install(self, build: StepResult | None = None, scans: dict[tuple, dict[str, Fingerprint]] | None = None,
+                early: InstallCheck | None = None) -> StepResult | None:
+        """Install what changed; None when nothing had to be installed or removed.  ``scans``
+        and ``early``: as for :meth:`check`."""
         started, clock = time.time(), time.perf_counter()
-        check = self.check(scans)
+        check = self.check(scans, early)
         if check.unreadable:
             return self._install_everything(check.unreadable)
         scripts, active, record, plan = check.scripts, check.active, check.record, check.plan
@@ -164,10 +191,12 @@ class PackageTreeInstall:
         return set(read_names(self.manifest_copy))
 
     # ------------------------------------------------------------------ plan
-    def _plan(self, units: list[InstallUnit], record: InstallRecord | None, scans: dict[tuple, dict]) -> Plan:
+    def _plan(self, units: list[InstallUnit], record: InstallRecord | None, scans: dict[tuple, dict],
+              early: Plan | None = None) -> Plan:
         plan = Plan()
         followers = []
-        touched = record.touched_folders() if record else set()
+        plan.folder_times = folder_times(record.folders) if record else {}
+        touched = record.touched_folders(plan.folder_times) if record else set()
         if record is not None:
             plan.racy_ns = max((t[0] for t in record.folders.values() if record.is_racy([0, t[0]])), default=0)
         for unit in units:
@@ -182,7 +211,9 @@ class PackageTreeInstall:
                 plan.runs[unit.key] = True
                 plan.reasons.append(f"{_describe(unit)}: installed for the first time")
             elif unit.is_tree and previous.is_tree:
-                self._plan_tree(unit, previous, record, plan, touched)
+                part = early.tree_still_planned(unit.key, plan.scans[unit.key], plan.folder_times) if early else None
+                plan.take_tree(unit.key, part or self._plan_tree(unit, previous, record, plan.scans[unit.key],
+                                                                 touched))
             elif unit.runs_with_component and not _changed_inputs(unit, previous, plan):
                 followers.append(unit)
             elif changed := _changed_inputs(unit, previous, plan):
@@ -198,16 +229,19 @@ class PackageTreeInstall:
                 plan.reasons.append(f"{_describe(unit)}: names no input; runs with its component {unit.component!r}")
         return plan
 
-    def _plan_tree(self, unit: InstallUnit, previous: UnitRecord, record: InstallRecord, plan: Plan,
-                   touched: set[str]) -> None:
-        scan = plan.scans[unit.key]
-        edits = None if touched else previous.edits(scan, record.written_ns - install_summary.RACY_SLACK_NS)
+    def _plan_tree(self, unit: InstallUnit, previous: UnitRecord, record: InstallRecord, scan: dict[str, Fingerprint],
+                   touched: set[str]) -> Plan:
+        """What the tree unit needs, from ``scan`` of its sources; a plan of its own."""
+        plan = Plan()
+        # A folder of another rule's (lib/, where a library was just installed) needs no look here.
+        mine = install_tree.folders_within(touched, previous.roots, str(self.install_prefix))
+        edits = None if mine else previous.edits(scan, record.written_ns - install_summary.RACY_SLACK_NS)
         if edits is not None:  # the common cases, compared as stored: nothing changed, or files edited
             changed, racy = edits
             plan.racy_ns = max([plan.racy_ns, *(scan[source][1] for source, _ in racy)])
             copies = changed + [pair for pair in racy if install_tree.differs(*pair)]
             plan.add_copies(unit.key, copies)
-            return
+            return plan
         listing = sorted(scan)
         if listing != previous.listing:
             added = sorted(set(listing) - set(previous.listing or []))
@@ -215,7 +249,7 @@ class PackageTreeInstall:
             plan.runs[unit.key] = False
             plan.reasons.append(f"{_describe(unit)}: files added ({', '.join(added[:3]) or 'none'}) or "
                                 f"removed ({', '.join(removed[:3]) or 'none'}): through CMake")
-            return
+            return plan
         copies = []
         for installed, (source, recorded) in previous.members.items():
             now = scan.get(source)
@@ -223,7 +257,7 @@ class PackageTreeInstall:
                 if now != recorded:
                     plan.runs[unit.key] = True
                     plan.reasons.append(f"{_describe(unit)}: {source} is no longer a plain file: through CMake")
-                    return
+                    return plan
                 continue
             deleted = touched and install_tree.needs_look(installed, record, touched) and not os.path.lexists(installed)
             if now != recorded or deleted:
@@ -233,6 +267,7 @@ class PackageTreeInstall:
                 if install_tree.differs(source, installed):
                     copies.append((source, installed))
         plan.add_copies(unit.key, copies)
+        return plan
 
     # ------------------------------------------------------------------- run
     def _run(self, scripts: InstallScripts, plan: Plan) -> StepResult:

@@ -67,6 +67,18 @@ def needs_look(installed: str, record: InstallRecord, touched: set[str]) -> bool
     return folder in touched or folder not in record.folders
 
 
+def folders_within(folders: set[str], roots: list[list[str]] | None, prefix: str) -> set[str]:
+    """Those of ``folders`` (absolute) that may hold files of a tree rule with ``roots``
+    ([installed folder or file under the prefix, source]): a root folder, a folder below
+    one, or a folder above one.  All of them when the roots are not known."""
+    if roots is None:
+        return set(folders)
+    places = [f"{prefix}/{installed}" if installed else prefix for installed, _ in roots]
+    return {folder for folder in folders
+            if any(folder == place or folder.startswith(place + "/") or place.startswith(folder + "/")
+                   for place in places)}
+
+
 def missing_outputs(outputs: list[str], record: InstallRecord, touched: set[str]) -> list[str]:
     return [path for path in outputs if needs_look(path, record, touched) and not os.path.lexists(path)]
 

@@ -30,13 +30,18 @@ def finish(record: dict, build: "SpawnedProcess", started: float, scans: dict[tu
     ``scans``: the first stage's scans of the tree rules' sources, taken while ninja ran;
     ``log_before``: ``.ninja_log``'s stamp before ninja started."""
     build_dir = Path(record["build_dir"])
+    installer = PackageTreeInstall(build_dir, Path(record["install_prefix"]), Path(record["cmake"]),
+                                   record["build_type"])
+    # While ninja still builds: the install record read, the script read and each tree rule's
+    # sources compared with it (8,000 headers), so that after the build only what the build
+    # can have changed is looked at again.
+    early = installer.check(scans)
     result = run_step("build", record["build_command"], build_dir=build_dir, verbose=False, jobs=record["jobs"],
                       process=build)
     if noop_record.regenerated(record):
         return False  # CMake regenerated the build: the full command reads it again
-    installer = PackageTreeInstall(build_dir, Path(record["install_prefix"]), Path(record["cmake"]),
-                                   record["build_type"])
-    installed = installer.install(result, scans=_still_valid(scans, result, record["build_dir"], log_before))
+    installed = installer.install(result, scans=_still_valid(scans, result, record["build_dir"], log_before),
+                                  early=early)
     if installed is not None and installer.outputs_changed:
         return False
     timings = [("build", result.seconds), *([("install", installed.seconds)] if installed else [])]

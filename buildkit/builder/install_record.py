@@ -120,28 +120,36 @@ class UnitRecord:
         ``scan``, none of them recorded at or after ``racy_from_ns``; False when unsure."""
         return self.edits(scan, racy_from_ns) == ([], [])
 
-    def edits(self, scan: dict[str, Fingerprint], racy_from_ns: int) -> tuple[list, list] | None:
+    def edits(self, scan: dict[str, Fingerprint], racy_from_ns: int,
+              look_in: Iterable[str] = ()) -> tuple[list, list] | None:
         """For a tree rule still as read from disk, whose files are the same ones as ``scan``'s
         (none added, removed or turned into a link): its members whose source's fingerprint
-        changed, and those recorded at or after ``racy_from_ns`` (their content decides), as
-        (source, installed file) pairs.  None otherwise: the whole record then decides.
-        Thousands of members are compared as stored, without expanding them."""
+        changed or whose installed copy in one of the folders ``look_in`` is gone, and those
+        recorded at or after ``racy_from_ns`` (their content decides), as (source, installed
+        file) pairs.  None otherwise: the whole record then decides.  Thousands of members
+        are compared as stored, without expanding them."""
         stored = self._stored
         if stored is None:
             return None
         members, others, roots = stored["members"], stored.get("others", ()), self.roots or []
         if len(scan) != len(members) + len(others) or any(path not in scan for path in others):
             return None
+        top = len(self._prefix) + 1
+        folders = {folder[top:] for folder in look_in if folder.startswith(self._prefix + "/")}
+        if self._prefix in look_in:
+            folders.add("")
         changed, racy = [], []
         for relative, (size, mtime, ctime) in members.items():
             source = source_of(relative, roots)
             now = scan.get(source)
             if now is None or now[3] != "file":
                 return None
-            if now != [size, mtime, mtime + ctime, "file"]:
-                changed.append((source, f"{self._prefix}/{relative}"))
+            installed = f"{self._prefix}/{relative}"
+            if now != [size, mtime, mtime + ctime, "file"] or (
+                    folders and relative.rpartition("/")[0] in folders and not os.path.lexists(installed)):
+                changed.append((source, installed))
             elif mtime >= racy_from_ns:
-                racy.append((source, f"{self._prefix}/{relative}"))
+                racy.append((source, installed))
         return changed, racy
 
     def with_inputs(self, inputs: dict[str, Fingerprint | None]) -> "UnitRecord":

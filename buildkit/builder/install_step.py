@@ -233,9 +233,10 @@ class PackageTreeInstall:
                    touched: set[str]) -> Plan:
         """What the tree unit needs, from ``scan`` of its sources; a plan of its own."""
         plan = Plan()
-        # A folder of another rule's (lib/, where a library was just installed) needs no look here.
+        # Only the installed files in this rule's changed folders are looked at: not those of
+        # lib/, where a library was just installed, nor the other headers of a tree.
         mine = install_tree.folders_within(touched, previous.roots, str(self.install_prefix))
-        edits = None if mine else previous.edits(scan, record.written_ns - install_summary.RACY_SLACK_NS)
+        edits = previous.edits(scan, record.written_ns - install_summary.RACY_SLACK_NS, look_in=mine)
         if edits is not None:  # the common cases, compared as stored: nothing changed, or files edited
             changed, racy = edits
             plan.racy_ns = max([plan.racy_ns, *(scan[source][1] for source, _ in racy)])

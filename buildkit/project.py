@@ -356,6 +356,11 @@ class Project:
         return read_install_manifest(self.build_dir, self.install_prefix)
 
     @property
+    def installed_names(self) -> list[str]:
+        """:attr:`install_manifest` as strings, for passes over every installed file."""
+        return read_install_names(self.build_dir, self.install_prefix)
+
+    @property
     def every_installed_file(self) -> list[Path]:
         """What any install from this build folder wrote (the source tree's and staging's)."""
         return read_install_manifest(self.build_dir)
@@ -388,7 +393,7 @@ class Project:
         it drops by name and records them for `buildkit wheels`."""
         tree = PackageTree(self.package_root, self.settings.package, self.package_dir, packages, extension_modules,
                            switched_off)
-        candidates: list[str] = read_install_names(self.build_dir, self.install_prefix)
+        candidates = self.installed_names
         # A wheel with Python packages ships their folders' data files too (a library-only wheel has none).
         if self._staged_sources and self.mode is not WheelMode.LIBRARY_ONLY:
             data, ignored = data_sources(self._staged_sources, self.settings.layout, self.tree_root, packages,

@@ -36,7 +36,7 @@ def metadata_dir(build_dir: Path) -> Path:
     return wheel_dirs_root(build_dir) / "metadata"
 
 
-def installed_metadata_files(installed: Iterable[Path], build_dir: Path) -> dict[str, Path]:
+def installed_metadata_files(installed: Iterable[str | Path], build_dir: Path) -> dict[str, Path]:
     """Path in ``.dist-info`` (posix) -> installed file, for what the install put in the metadata folder."""
     root = metadata_dir(build_dir).resolve()
     resolver = FolderResolver()

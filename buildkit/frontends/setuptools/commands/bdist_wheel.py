@@ -169,7 +169,7 @@ class BdistWheel(_bdist_wheel):
 
     def _add_metadata_dir(self, dist_info: Path) -> None:
         project = self.project()
-        files = installed_metadata_files(project.install_manifest, project.build_dir)
+        files = installed_metadata_files(project.installed_names, project.build_dir)
         list_license_files(dist_info / "METADATA", add_to_dist_info(files, dist_info))
 
     def _bundle_licenses(self, dist_info: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -95,9 +96,16 @@ def test_buildkit_develop_cli_no_op_and_uninstall(test_package, overlay_python):
 def test_package_data_follows_cache_values(test_package, overlay_python, tmp_path):
     minimal_project = test_package("minimal")
     dist = tmp_path / "dist"
-    setup_py(overlay_python, minimal_project, "bdist_wheel", "--dist-dir", dist, env=clean_env(BUILD_EXTRAS="ON"))
+    # The wheel's egg_info lists no sources (the wheel has no SOURCES.txt); an sdist later
+    # in the same run lists them all the same.
+    setup_py(overlay_python, minimal_project, "bdist_wheel", "--dist-dir", dist, "sdist", "--dist-dir", dist,
+             env=clean_env(BUILD_EXTRAS="ON"))
+    with tarfile.open(next(dist.glob("minimal-0.1.0*.tar.gz"))) as sdist:
+        sources = {member.name.split("/", 1)[-1] for member in sdist.getmembers()}
+    assert {"csrc/minimal.cpp", "minimal/__init__.py", "CMakeLists.txt", "PKG-INFO"} <= sources
     wheel = next(dist.glob("minimal-0.1.0*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
+    assert not any(name.endswith("SOURCES.txt") for name in names)
     assert "minimal/include/extras/extras.h" in names
     assert "minimal/lib/libminimal.so" in names and "minimal/lib/libminimal_python.so" in names
     assert any(n.startswith("minimal/_C.") for n in names)

@@ -47,13 +47,13 @@ def source_files(project_root: Path, layout: PythonLayout, develop_outputs: Coll
     skipped = {os.path.abspath(p) for p in develop_outputs}
     found: dict[str, Path] = {}
     for name in layout.top_level_packages:
-        folder = project_root / layout.folder_of(name)
+        # Walked from its absolute, normalized path: the names below it need no abspath of their own.
+        folder = os.path.abspath(project_root / layout.folder_of(name))
         for directory, subdirs, files in os.walk(folder):
             subdirs[:] = [d for d in subdirs if d not in _NEVER]
             for file in files:
                 name_on_disk = os.path.join(directory, file)
-                if (file.endswith(_NEVER_SUFFIXES) or _in_place_outputs(file)
-                        or os.path.abspath(name_on_disk) in skipped):
+                if file.endswith(_NEVER_SUFFIXES) or _in_place_outputs(file) or name_on_disk in skipped:
                     continue
                 path = Path(name_on_disk)
                 if file.endswith(".py") and is_generated_version_file(path):
@@ -81,9 +81,9 @@ def sync_sources(files: dict[str, Path], root: Path, installed: Iterable[str | P
     if not root.is_dir():
         return
     keep = {os.path.abspath(root / PurePosixPath(r)) for r in files} | {os.path.abspath(p) for p in installed}
-    for directory, _, names in os.walk(root, topdown=False):
+    for directory, _, names in os.walk(os.path.abspath(root), topdown=False):
         for name in names:
-            path = os.path.abspath(os.path.join(directory, name))
+            path = os.path.join(directory, name)  # below an absolute, normalized root: already so
             if path not in keep:
                 os.unlink(path)
         if Path(directory) != root and not any(Path(directory).iterdir()):

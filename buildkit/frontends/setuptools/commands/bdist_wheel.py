@@ -239,16 +239,26 @@ class BdistWheel(_bdist_wheel):
         if self.relative:
             archive_root = archive_root / self._ensure_relative(install.install_base)
         self.archive_root = archive_root
-        # Where install_lib would have copied each file of build/lib, package data included.
+        # Where install_lib would have copied each file of build/lib, package data included:
+        # worked out once per package folder, not once for each of thousands of files.
         install_lib = self.get_finalized_command("install_lib")
-        package_data = [(os.path.join(install_lib.install_dir, _relative(target, install_lib.build_dir)),
-                         source, stat.S_IWRITE)  # setuptools makes each copy of package data writable
-                        for target, source in left_in_place]
-        # Later ones win: build_py keeps a module over package data of the same path.
         root, cwd = str(archive_root), os.getcwd()
+        in_archive: dict[str, str] = {}
+
+        def archive_folder(built: str) -> str:
+            if built not in in_archive:
+                target = os.path.join(install_lib.install_dir, _relative(built, install_lib.build_dir))
+                relative = _relative(target, root).replace(os.sep, "/")
+                in_archive[built] = "" if relative == "." else f"{relative}/"
+            return in_archive[built]
+
+        package_data = [(archive_folder(built) + name.replace(os.sep, "/"), os.path.join(source, name),
+                         stat.S_IWRITE)  # setuptools makes each copy of package data writable
+                        for built, name, source in left_in_place]
+        modules = [(_relative(target, root).replace(os.sep, "/"), source, 0) for target, source in lib_files]
+        # Later ones win: build_py keeps a module over package data of the same path.
         self.by_reference = tuple(  # joined as Path.absolute() would, without a Path per file
-            Member(_relative(target, root).replace(os.sep, "/"), os.path.join(cwd, source), add_mode)
-            for target, source, add_mode in [*package_data, *((t, s, 0) for t, s in lib_files)])
+            Member(name, os.path.join(cwd, source), add_mode) for name, source, add_mode in [*package_data, *modules])
 
         if sys.platform == "darwin":  # the macOS tag comes from the binaries found in bdist_dir
             self._copy_referenced_in(MACOS_BINARIES)
@@ -275,19 +285,18 @@ class BdistWheel(_bdist_wheel):
         if not self.keep_temp:
             shutil.rmtree(self.bdist_dir)
 
-    def _build_leaving_package_data(self) -> list[tuple[str, str]]:
+    def _build_leaving_package_data(self) -> list[tuple[str, str, str]]:
         """Run ``build`` without build_py's copy of the package data into build/lib;
-        returns (would-be copy, source) pairs.
+        returns (build/lib folder, file name, source folder) for each file left out.
 
         setuptools has no option for this, so build_py's ``build_package_data`` is replaced
         on this one command object for the duration of the build."""
         build_py = self.get_finalized_command("build_py")
-        left: list[tuple[str, str]] = []
+        left: list[tuple[str, str, str]] = []
 
         def record_package_data() -> None:
             # build_py.data_files: (package, source folder, build/lib folder, file names)
-            left.extend((os.path.join(built, name), os.path.join(source, name))
-                        for _, source, built, names in build_py.data_files for name in names)
+            left.extend((built, name, source) for _, source, built, names in build_py.data_files for name in names)
 
         build_py.build_package_data = record_package_data
         try:
@@ -333,10 +342,15 @@ class BdistWheel(_bdist_wheel):
             return [target for target, _ in lib_files]
 
         install_lib.install = record_lib_files
+        egg_info = self.distribution.get_command_obj("egg_info")
+        egg_info.for_wheel_only = not self.distribution.have_run.get("egg_info")
         try:
             self.run_command("install")
         finally:
             del install_lib.install
+            if egg_info.for_wheel_only:  # a later sdist in this run lists the sources in full
+                egg_info.for_wheel_only = False
+                self.distribution.have_run["egg_info"] = False
         return install, lib_files
 
     def _copy_referenced_in(self, suffixes: tuple[str, ...] = ("",)) -> None:

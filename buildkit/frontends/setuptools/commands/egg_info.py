@@ -17,6 +17,7 @@ import os
 
 from setuptools.command.egg_info import egg_info as _egg_info
 
+from buildkit._util import console
 from buildkit.config.modes import WheelMode
 from buildkit.frontends.setuptools.distribution import project_of
 from buildkit.package.discovery import entry_points, library_folders
@@ -24,6 +25,17 @@ from buildkit.package.split import library_package
 
 
 class EggInfo(_egg_info):
+    # Set while bdist_wheel installs into its folder: the wheel has no SOURCES.txt (bdist_wheel
+    # leaves it out of the .dist-info), and with include_package_data off nothing else reads
+    # the list, which names every installed header (8,000 files in 0.06-0.12 s).
+    for_wheel_only = False
+
+    def find_sources(self) -> None:
+        if self.for_wheel_only and not self.distribution.include_package_data:
+            console.detail("egg_info: SOURCES.txt not listed for the wheel, which leaves it out")
+            return
+        super().find_sources()
+
     def finalize_options(self) -> None:
         if self.egg_base is None:
             project = project_of(self.distribution)

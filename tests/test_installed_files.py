@@ -50,7 +50,7 @@ def _sorted_tree(tmp_path: Path, mode: WheelMode) -> InstalledFiles:
     """A package-mode tree (CMake installed into pkg/) with one file for each fate."""
     installed = ["pkg/lib/libcore.so", "pkg/lib/libpkg_python.so", "pkg/generated.txt", "pkg/data/x.txt",
                  "pkg/tests/expected.txt", "pkg/include/gated/g.h", "pkg/extra/blob.bin", "pkg/opt/x.txt",
-                 EXTENSION, "stray.txt", "toplevel.py"]
+                 EXTENSION, "stray.txt", "toplevel.py", "pkg/__pycache__/m.cpython-311.pyc"]
     write_files(tmp_path, {name: "x" for name in installed})
     rules = (*default_rules(), PackageDataRule(("include/gated/*.h",), when="USE_GATED"),
              PackageDataRule(("extra/*",), modes=frozenset({WheelMode.LIBRARY_ONLY})))
@@ -70,6 +70,7 @@ def test_every_installed_file_ships_unless_a_setting_keeps_it_out(tmp_path: Path
     assert "`USE_GATED` does not hold" in reasons["pkg/include/gated/g.h"]
     assert "not for full wheels" in reasons["pkg/extra/blob.bin"]
     assert reasons["pkg/opt/x.txt"] == "optional package pkg.opt is switched off"
+    assert reasons["pkg/__pycache__/m.cpython-311.pyc"].startswith("package-data exclude [")
     assert not shipped & {"tests/expected.txt", "include/gated/g.h", "extra/blob.bin", "opt/x.txt"}
     assert EXTENSION not in reasons and not any(EXTENSION.endswith(f) for f in shipped)  # build_ext ships it
     # Outside every package: it cannot ship, and says so.

@@ -92,6 +92,12 @@ def _compiled_any(patterns: tuple[str, ...]) -> Callable[[str], object]:
     return re.compile("|".join(f"(?:{_compiled(p).pattern})" for p in patterns)).fullmatch
 
 
+def glob_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
+    """:func:`glob_match_any` with ``patterns`` bound: for matching many paths."""
+    match = _compiled_any(tuple(patterns))
+    return lambda path: match(path) is not None
+
+
 def glob_match_any(patterns: Iterable[str], path: str) -> bool:
     """Whether ``path`` matches one of ``patterns``: one regular expression for them all,
     so a rule of a dozen patterns costs one match per file, not a dozen."""

@@ -31,7 +31,7 @@ from buildkit.config.conditions import BoolCache
 from buildkit.config.globs import glob_match
 from buildkit.config.modes import WheelMode
 from buildkit.package.contents import is_extension_module, module_suffixes
-from buildkit.package.layout import PackageDataRule, withheld_by_rules
+from buildkit.package.layout import PackageDataRule, RuleVerdicts
 
 REPORT = "left-out-installed-files.json"
 HINT = ("Install each where the wheel ships it (a package's folder), or list it in [tool.buildkit] "
@@ -81,6 +81,7 @@ def sort_installed(installed: Iterable[str | Path], tree: PackageTree, *, rules:
     package_data: dict[str, list[str]] = {}
     excluded, dropped, used, py_modules = [], [], set(), []
     resolver = FolderResolver()
+    verdicts = RuleVerdicts(rules, mode, cache)
     seen: set[str] = set()
     for path in installed:
         located = _in_wheel(path, tree, main, resolver)
@@ -97,7 +98,7 @@ def sort_installed(installed: Iterable[str | Path], tree: PackageTree, *, rules:
             continue
         if in_wheel in modules:
             continue  # shipped as an extension module
-        reason = _kept_out(in_wheel, in_main, tree, rules, mode, cache)
+        reason = _kept_out(in_wheel, in_main, tree, mode, verdicts)
         if reason is not None:
             excluded.append(LeftOut(in_wheel, reason))
         elif in_main is not None:
@@ -136,8 +137,8 @@ def _in_wheel(path: str | Path, tree: PackageTree, main: str,
     return (in_wheel, None) if in_wheel is not None else None
 
 
-def _kept_out(in_wheel: str, in_main: str | None, tree: PackageTree, rules: Sequence[PackageDataRule],
-              mode: WheelMode, cache: BoolCache | None) -> str | None:
+def _kept_out(in_wheel: str, in_main: str | None, tree: PackageTree, mode: WheelMode,
+              verdicts: RuleVerdicts) -> str | None:
     """The setting that keeps an installed file out of this wheel, if any."""
     for package in tree.switched_off:
         if PurePosixPath(in_wheel).is_relative_to(_slashed(package)):
@@ -146,7 +147,7 @@ def _kept_out(in_wheel: str, in_main: str | None, tree: PackageTree, rules: Sequ
         return "a library-only wheel holds no Python extension module"
     if in_main is None:
         return None
-    return withheld_by_rules(in_main, rules, mode, cache)
+    return verdicts.withheld(in_main)
 
 
 def describe_dropped(dropped: Sequence[LeftOut]) -> str:

@@ -73,16 +73,22 @@ def save(path: str, *, record_path: str, verified_path: str, pending_path: str, 
          folders: dict[str, list[int]]) -> bool:
     """Write the summary of a current tree.  ``trees``: each tree rule's source paths, whether
     they are folders to scan (``install(DIRECTORY)``), and what a scan of them finds now.
-    False, and no summary, when an input is something this module does not compare."""
+    False, and no summary, when an input is something this module does not compare, or
+    when a recorded time is too recent for :func:`check` to trust: a summary it would
+    turn down is not worth its 8,000 fingerprints' write."""
     script_stamps = {script: _lstat_fingerprint(script) for script in scripts}
     if any(fp is not None and fp[3] not in ("file", "link") for fp in inputs.values()):
         return False  # a folder read as a whole: the full check fingerprints it
     times = [times[0] for times in folders.values()]
     times += [fp[1] for _, _, expected in trees for fp in expected.values()]
-    summary = {"record": _record_stamp(record_path), "record_path": record_path, "verified": verified_path,
+    record = _record_stamp(record_path)
+    newest = max(times, default=0)
+    if record is None or newest >= max(record[1], _mtime(verified_path)) - RACY_SLACK_NS:
+        return False  # check() could not trust it (a folder the install just wrote): the next check verifies
+    summary = {"record": record, "record_path": record_path, "verified": verified_path,
                "pending": pending_path, "scripts": script_stamps, "inputs": inputs,
                "trees": [[sources, is_folder, expected] for sources, is_folder, expected in trees],
-               "folders": folders, "newest": max(times, default=0)}
+               "folders": folders, "newest": newest}
     marshal_file.write(path, HEADER, summary)
     return True
 

@@ -102,6 +102,11 @@ class InstallCheck:
     current: bool = False  # nothing to install or remove
     unreadable: str | None = None  # why the script was not read rule by rule
 
+    def tree_scans(self) -> dict[tuple, dict[str, Fingerprint]]:
+        """The scans this check planned the tree rules from, named as :meth:`PackageTreeInstall.check` takes them."""
+        return {install_tree.scan_key(unit): self.plan.scans[unit.key] for unit in self.active
+                if unit.is_tree and unit.key in self.plan.scans}
+
 
 class PackageTreeInstall:
     """The install of one build folder into one prefix.  One build folder may install into

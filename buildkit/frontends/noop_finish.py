@@ -36,6 +36,7 @@ def finish(record: dict, build: "SpawnedProcess", started: float, scans: dict[tu
     # sources compared with it (8,000 headers), so that after the build only what the build
     # can have changed is looked at again.
     early = installer.check(scans)
+    scans = early.tree_scans() or scans  # its own scans where the summary had none to give
     result = run_step("build", record["build_command"], build_dir=build_dir, verbose=False, jobs=record["jobs"],
                       process=build)
     if noop_record.regenerated(record):

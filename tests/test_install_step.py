@@ -276,6 +276,8 @@ def test_a_check_made_while_the_build_ran_is_taken_over_only_while_it_holds(proj
     trees = len(planned)
     assert trees and step.check(scans, early).current and len(planned) == trees  # taken over as it was
     assert step.check({}, early).current and len(planned) == 2 * trees  # other scans: planned again
+    early = step.check({})  # no summary to take scans from: the check scans for itself
+    assert step.check(early.tree_scans(), early).current and len(planned) == 3 * trees  # and those are taken over
 
     early = step.check(scans)
     (project / "treeproj" / "include" / "tree" / "b.h").unlink()  # while "the build" runs

@@ -13,7 +13,8 @@ in archive order from the main thread:
   flush (byte-aligned, not final), the last one with ``Z_FINISH``, so that the
   pieces concatenate into one valid stream.  The main thread hashes the pieces in
   order (SHA-256 for RECORD and CRC-32 for the zip) while the workers deflate the
-  next ones, and at most a few pieces per thread are held in memory;
+  next ones; what is read ahead of the writing is bounded (a few tasks per thread, or
+  up to 32 MiB of small ones and pieces), so memory does not grow with the member;
 * a member's bytes depend on its content, ``level`` and ``chunk_size`` only: how the
   work is spread over threads changes nothing;
 * ZIP64 fields appear where a size, an offset or the member count needs them (or
@@ -54,6 +55,7 @@ STORED, DEFLATED = 0, 8  # the zip method numbers (zipfile.ZIP_STORED, zipfile.Z
 DEFAULT_LEVEL = zlib.Z_DEFAULT_COMPRESSION
 CHUNK_SIZE = 1 << 20  # larger members are deflated in pieces of this size
 BATCH_BYTES, BATCH_FILES = 1 << 20, 256  # small members go to a worker several at a time
+AHEAD_BYTES = 32 << 20  # read (and deflated) ahead of the writing, at most, besides a few tasks per thread
 WINDOW = 32 * 1024  # deflate's window: the history a piece's compressor is primed with
 ZIP64_LIMIT = (1 << 31) - 1  # zipfile's own threshold: some readers take these fields as signed
 COUNT_LIMIT = 0xFFFF
@@ -210,17 +212,24 @@ class _Writer:
 
     # ------------------------------------------------------------ the pipeline
     def pack(self, entries: Sequence[_Entry], threads: int) -> None:
-        """Deflate on ``threads`` workers, write in order here; a few tasks per worker in flight."""
+        """Deflate on ``threads`` workers, write in order here.  In flight: a few tasks per
+        worker, and more while they hold little data (up to ``AHEAD_BYTES``), so that the
+        workers deflate a large member's first pieces while this thread is still writing the
+        thousands of small members before it (a package's headers sort before its lib/)."""
         pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="wheel-zip")
         try:
             tasks = self._tasks(entries)
-            flight: deque[tuple[tuple, Future]] = deque()
+            flight: deque[tuple[tuple, Future, int]] = deque()
+            ahead = 0
             while True:
-                while len(flight) < 3 * threads and (task := next(tasks, None)) is not None:
-                    flight.append((task, pool.submit(*task)))
+                while (len(flight) < 3 * threads or ahead < AHEAD_BYTES) and (task := next(tasks, None)) is not None:
+                    size = _task_bytes(task)
+                    flight.append((task, pool.submit(*task), size))
+                    ahead += size
                 if not flight:
                     break
-                task, future = flight.popleft()
+                task, future, size = flight.popleft()
+                ahead -= size
                 self._take(task, future.result())
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -318,6 +327,13 @@ class _Writer:
 
 
 # ------------------------------------------------------------------ the workers
+
+def _task_bytes(task: tuple) -> int:
+    """The data a task holds once done, about: what it reads (its output is no larger)."""
+    if task[0] is _pack_whole:
+        return sum(entry.size for entry in task[1])
+    return task[3]  # a piece: chunk_size
+
 
 def _pack_whole(batch: Sequence[_Entry], method: int, level: int) -> list[tuple[bytes, int, bytes]]:
     """Small members, each read, hashed and deflated at once."""

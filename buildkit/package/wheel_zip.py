@@ -236,18 +236,20 @@ class _Writer:
 
     def _tasks(self, entries: Sequence[_Entry]) -> Iterator[tuple]:
         batch: list[_Entry] = []
+        batch_bytes = 0
         for entry in entries:
             if entry.size > self.chunk_size:
                 if batch:
                     yield (_pack_whole, batch, self.method, self.level)
-                    batch = []
+                    batch, batch_bytes = [], 0
                 for start in range(0, entry.size, self.chunk_size):
                     yield (_pack_piece, entry, start, self.chunk_size, self.method, self.level)
                 continue
             batch.append(entry)
-            if sum(e.size for e in batch) >= BATCH_BYTES or len(batch) >= BATCH_FILES:
+            batch_bytes += entry.size
+            if batch_bytes >= BATCH_BYTES or len(batch) >= BATCH_FILES:
                 yield (_pack_whole, batch, self.method, self.level)
-                batch = []
+                batch, batch_bytes = [], 0
         if batch:
             yield (_pack_whole, batch, self.method, self.level)
 
@@ -367,11 +369,17 @@ def _pack_piece(entry: _Entry, start: int, chunk_size: int, method: int, level: 
 def _read(entry: _Entry, offset: int, length: int) -> bytes:
     """``length`` bytes at ``offset``; the file must still have the size it had when listed
     (its header may already be written, and RECORD must describe what was packed)."""
-    try:
-        with open(entry.source, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            handle.seek(offset)
-            data = handle.read(length)
+    try:  # os-level calls: a wheel of 8,000 headers reads each one, and a file object costs more than the read
+        descriptor = os.open(entry.source, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            size = os.fstat(descriptor).st_size
+            if hasattr(os, "pread"):
+                data = os.pread(descriptor, length, offset)
+            else:  # Windows
+                os.lseek(descriptor, offset, os.SEEK_SET)
+                data = os.read(descriptor, length)
+        finally:
+            os.close(descriptor)
     except OSError as error:
         raise _unreadable(entry.source, error) from None
     if size != entry.size or len(data) != length:

@@ -11,7 +11,7 @@ import pytest
 from buildkit.config.globs import glob_match, glob_match_any
 from buildkit.config.modes import WheelMode
 from buildkit.config.settings import PackageDataEntry
-from buildkit.errors import ConfigError
+from buildkit.errors import BuildkitError, ConfigError
 from buildkit.package.layout import (
     PackageDataRule,
     collect_package_data,
@@ -364,3 +364,19 @@ def test_files_below_lists_files_and_file_links_but_enters_no_linked_folder(tmp_
                     for d, _, names in os.walk(top) for n in names if os.path.isfile(os.path.join(d, n)))
     assert sorted(files_below(top)) == walked == [
         "a.h", "include/x/y.h", "lib/libfoo.so", "lib/libfoo.so.1", "share/z.cmake"]
+
+
+def test_a_folder_that_cannot_be_listed_stops_the_collection(tmp_path, monkeypatch):
+    """os.walk would skip it and the wheel would lack its files without a word."""
+    (tmp_path / "pkg" / "include" / "hidden").mkdir(parents=True)
+    (tmp_path / "pkg" / "include" / "hidden" / "x.h").write_text("")
+    real_scandir = os.scandir
+
+    def scandir(path):
+        if str(path).endswith("hidden"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(BuildkitError, match="Could not list .*hidden.*Permission denied"):
+        files_below(str(tmp_path / "pkg"))

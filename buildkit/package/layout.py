@@ -23,7 +23,7 @@ from buildkit.config.conditions import BoolCache, evaluate_condition, parse_cond
 from buildkit.config.globs import check_glob, glob_match_any, glob_matcher
 from buildkit.config.modes import WheelMode
 from buildkit.config.settings import PackageDataEntry
-from buildkit.errors import ConfigError
+from buildkit.errors import BuildkitError, ConfigError
 
 T = TypeVar("T")
 
@@ -157,8 +157,11 @@ def files_below(top: str) -> list[str]:
         prefix, folder = pending.pop()
         try:
             entries = list(os.scandir(folder))
-        except OSError:
-            continue  # as os.walk: a folder that cannot be listed has no files to ship
+        except OSError as error:  # os.walk would skip it, and the wheel would lack its files
+            raise BuildkitError(f"Could not list {folder} to collect the package's files: "
+                                f"{error.strerror or error}.",
+                                "Make the folder readable (or remove it from the package tree) and build "
+                                "again.") from None
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 pending.append((f"{prefix}{entry.name}/", entry.path))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tarfile
 import zipfile
@@ -170,3 +171,23 @@ def test_install_folder_added_by_a_cmakelists_edit_is_watched(test_package):
     (extra / "two.txt").write_text("2\n")  # no target changes: only the File API knows
     run(cli, env=clean_env())
     assert (installed / "two.txt").is_file()
+
+
+def test_bdist_wheel_skip_build_packs_the_earlier_build_or_refuses(test_package, overlay_python, tmp_path):
+    """--skip-build packs what `build` left in build/lib, which the wheel build used to
+    delete first (a wheel of nothing but its metadata); without build/lib it refuses."""
+    minimal_project = test_package("minimal")
+    setup_py(overlay_python, minimal_project, "build")
+    setup_py(overlay_python, minimal_project, "bdist_wheel", "--skip-build", "--dist-dir", tmp_path / "dist")
+    names = zipfile.ZipFile(next((tmp_path / "dist").glob("minimal-0.1.0*.whl"))).namelist()
+    assert {"minimal/__init__.py", "minimal/info.py", "minimal/lib/libminimal.so",
+            "minimal/include/minimal/minimal.h"} <= set(names)
+    assert any(n.startswith("minimal/_C.") for n in names)
+
+    for built in (minimal_project / "build").glob("lib.*"):
+        shutil.rmtree(built)
+    refused = setup_py(overlay_python, minimal_project, "bdist_wheel", "--skip-build", "--dist-dir",
+                       tmp_path / "dist2", check=False)
+    message = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "--skip-build found no" in message and "Traceback" not in message
+    assert not list((tmp_path / "dist2").glob("*.whl"))

@@ -193,9 +193,18 @@ class BdistWheel(_bdist_wheel):
     # ---------------------------------------------------------------- output
     def _forget_previous_build_lib(self) -> None:
         """setuptools copies into build/lib.* and never deletes there: a file a previous
-        wheel shipped (a component since switched off) would ship again."""
+        wheel shipped (a component since switched off) would ship again.  With
+        ``--skip-build`` build/lib is what an earlier ``build`` made for this wheel: it is
+        packed as it is, and a missing one is refused rather than packed as an empty wheel."""
         build = self.get_finalized_command("build")
         build_lib = Path(build.build_lib).resolve()
+        if self.skip_build:
+            if not build_lib.is_dir():
+                raise BuildkitError(f"bdist_wheel --skip-build found no {build.build_lib}: the wheel would hold "
+                                    "no modules and no package data.",
+                                    "Run `python setup.py build` first (with the same options), or leave out "
+                                    "--skip-build.")
+            return
         if build_lib.is_dir() and build_lib.is_relative_to(Path.cwd().resolve()):
             shutil.rmtree(build_lib)
 

@@ -21,6 +21,11 @@ def prefix_key(prefix: Path) -> str:
     return hashlib.sha256(str(Path(prefix).absolute()).encode()).hexdigest()[:12]
 
 
+def manifest_copy(build_dir: Path, prefix: Path) -> Path:
+    """The manifest of the last install into ``prefix`` from ``build_dir``."""
+    return Path(build_dir) / STATE / f"manifest-{prefix_key(prefix)}.txt"
+
+
 _read_manifests: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
 
 
@@ -57,9 +62,9 @@ def read_install_manifest(build_dir: Path, prefix: Path | None = None) -> list[P
     """The files the last install into ``prefix`` wrote; without ``prefix``, the files of
     every prefix this build folder installed into (the package tree, a wheel's staging
     folder)."""
-    state = Path(build_dir) / STATE
     if prefix is not None:
-        return _read_lines(state / f"manifest-{prefix_key(prefix)}.txt")
+        return _read_lines(manifest_copy(build_dir, prefix))
+    state = Path(build_dir) / STATE
     found = dict.fromkeys(_read_lines(Path(build_dir) / INSTALL_MANIFEST))
     for copy in sorted(state.glob("manifest-*.txt")) if state.is_dir() else ():
         found.update(dict.fromkeys(_read_lines(copy)))
@@ -69,7 +74,7 @@ def read_install_manifest(build_dir: Path, prefix: Path | None = None) -> list[P
 def read_install_names(build_dir: Path, prefix: Path) -> list[str]:
     """The files the last install into ``prefix`` wrote, as strings: for the passes over
     every installed file that only compare names."""
-    return list(read_names(Path(build_dir) / STATE / f"manifest-{prefix_key(prefix)}.txt"))
+    return list(read_names(manifest_copy(build_dir, prefix)))
 
 
 def forget_cached() -> None:

@@ -34,7 +34,7 @@ from buildkit._util import console
 from buildkit._util.fileutil import write_atomic, write_text_if_changed
 from buildkit.builder import install_record, install_summary, install_tree
 from buildkit.builder.build_output import StepResult, log_dir, run_step
-from buildkit.builder.install_manifest import INSTALL_MANIFEST, STATE, prefix_key, read_names
+from buildkit.builder.install_manifest import INSTALL_MANIFEST, STATE, manifest_copy, prefix_key, read_names
 from buildkit.builder.install_record import (
     Fingerprint,
     InstallRecord,
@@ -123,7 +123,7 @@ class PackageTreeInstall:
         state = self.build_dir / STATE
         self.record_path = state / f"install-{key}.record"
         self.pending = state / f"install-pending-{key}"
-        self.manifest_copy = state / f"manifest-{key}.txt"
+        self.manifest_copy = manifest_copy(self.build_dir, self.install_prefix)
         self.script_path = state / f"install-{key}.cmake"
         self.summary_path = state / f"install-{key}.summary"
         self.output_path = state / f"install-{key}.out"

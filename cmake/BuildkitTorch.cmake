@@ -28,8 +28,12 @@
 #  * libtorch.so of a CUDA build is only there to pull in torch_cpu and torch_cuda, and a
 #    linker with --as-needed would drop it: the torch libraries are linked --no-as-needed.
 #  * torch_python (for MODULE) comes from ${TORCH_INSTALL_PREFIX}/lib.
-#  * the C++ (and CUDA) standard torch's own config asks for (CXX_STANDARD on its torch
-#    target: 20 for torch 2.13; 17 where the config names none), and
+#  * the C++ standard torch's own config asks for, applied to CUDA sources too (torch's
+#    config names no CUDA standard, yet its headers need the same one under nvcc): read
+#    from the config's text in every spelling torch has used (CXX_STANDARD on its torch
+#    target up to 2.14, the cxx_std_20 compile feature from 2.15, a -std=c++NN flag);
+#    a config naming none stops the configure unless BUILDKIT_TORCH_CXX_STANDARD is set,
+#    which also overrides the config. A target's own higher standard is kept. And
 #    _GLIBCXX_USE_CXX11_ABI when torch's config states it (TORCH_CXX_FLAGS; torch 2.13's
 #    does not: it is built with the compiler's default).
 #  * TORCH_EXTENSION_NAME=<NAME or target> and TORCH_API_INCLUDE_EXTENSION_H, as
@@ -163,9 +167,13 @@ function(_buildkit_load_torch)
 
   # What torch's own config asks of its users, read from it (the CPU path never runs it).
   file(READ "${config_dir}/TorchConfig.cmake" config)
-  set(standard 17)
-  if(config MATCHES "CXX_STANDARD[ \t]+([0-9]+)")
-    set(standard "${CMAKE_MATCH_1}")
+  _buildkit_torch_cxx_standard(standard "${config}")
+  if(standard STREQUAL "")
+    message(FATAL_ERROR
+      "buildkit: ${config_dir}/TorchConfig.cmake names no C++ standard (no CXX_STANDARD, "
+      "cxx_std_NN or -std=c++NN), so buildkit cannot tell which one torch's headers need. "
+      "Set it yourself before buildkit_torch_extension: set(BUILDKIT_TORCH_CXX_STANDARD 20) "
+      "(the standard that torch release's documentation names).")
   endif()
   set(abi "")
   if(config MATCHES "_GLIBCXX_USE_CXX11_ABI=([01])")
@@ -179,6 +187,30 @@ function(_buildkit_load_torch)
   set_target_properties(buildkit::torch PROPERTIES
     BUILDKIT_CXX_STANDARD "${standard}" BUILDKIT_CXX11_ABI "${abi}" BUILDKIT_VERSION "${version}")
   message(STATUS "buildkit: torch ${version} at ${prefix}: CUDA ${cuda}, C++${standard}")
+endfunction()
+
+# The C++ standard a TorchConfig.cmake's text asks its users for, in every spelling torch
+# has used: the CXX_STANDARD property of its torch target (`CXX_STANDARD 14` up to torch
+# 2.14), the compile feature (`cxx_std_20` from 2.15) and the flag its fallback passes
+# (`-std=c++20`, `/std:c++20`). The highest one named wins; "" when none is named.
+# BUILDKIT_TORCH_CXX_STANDARD, where set, overrides the config.
+function(_buildkit_torch_cxx_standard out config)
+  if(DEFINED BUILDKIT_TORCH_CXX_STANDARD AND NOT BUILDKIT_TORCH_CXX_STANDARD STREQUAL "")
+    set(${out} "${BUILDKIT_TORCH_CXX_STANDARD}" PARENT_SCOPE)
+    return()
+  endif()
+  # Comments name standards too ("forcing C++20"): only code lines count.
+  string(REGEX REPLACE "#[^\n]*" "" code "${config}")
+  string(REGEX MATCHALL
+    "CXX_STANDARD[ \t\n]+\"?[0-9]+|cxx_std_[0-9]+|[-/]std[=:](c|gnu)\\+\\+[0-9]+" spellings "${code}")
+  set(standard "")
+  foreach(spelling IN LISTS spellings)
+    string(REGEX MATCH "[0-9]+$" number "${spelling}")
+    if(standard STREQUAL "" OR number GREATER standard)
+      set(standard "${number}")
+    endif()
+  endforeach()
+  set(${out} "${standard}" PARENT_SCOPE)
 endfunction()
 
 # The folder of TorchConfig.cmake, found where find_package(Torch) would look first:

@@ -3,14 +3,19 @@ TORCH_LIBRARY op library, both from cmake/BuildkitTorch.cmake's buildkit_torch_e
 built into a wheel without build isolation in a fresh venv that has torch, installed, and
 run against torch; and the same project configured against a CUDA build of torch.
 
-Selected with `pytest -m torch` only (pyproject.toml's addopts deselect the marker): torch
-is a 190 MB wheel and the two files take about a minute to compile on two cores.  torch is
-pinned to the release this machine holds as a local file (a CPU build, no download); where
-pip cannot install it the test is skipped with the reason.  The second test also needs nvcc.
+Selected with `pytest -m torch` only (pyproject.toml's addopts deselect the marker).  Each
+test runs twice: against the newest torch on the package index (today torch 2.15, a CUDA
+13.2 build: about 3 GB with NVIDIA's wheels, a few minutes to install), so that an upstream
+change shows up here before a user meets it, and against one pinned older release (2.13,
+a 190 MB CPU build).  A machine-wide pip constraint that caps torch (a local mirror's) is
+lifted for the newest row, which checks that it got the index's newest version.  Where pip
+cannot install a row it is skipped with the reason.  The CUDA tests also need nvcc.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import sys
 import zipfile
@@ -19,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from buildkit.builder.torch_env import cuda_version
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.cuda import find_nvcc, needs_nvcc
 from buildkit_testing.processes import clean_env, run
@@ -26,8 +32,7 @@ from buildkit_testing.venvs import make_venv, pip_into, site_packages
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
-TORCH_REQUIREMENT = "torch==2.13.0"
-TORCH_PUBLIC_VERSION = "2.13.0"  # the installed one is 2.13.0+cpu; a pin names the public version
+PINNED_TORCH = "2.13.0"  # the older release every row is also tested against
 
 CHECK = """
 import torch, torchext
@@ -39,18 +44,35 @@ print(torchext.cxx_standard)
 """
 
 
-@pytest.fixture(scope="module")
-def torch_venv(tmp_path_factory, wheelhouse: Path) -> Path:
+def newest_torch() -> str:
+    """The newest torch release on the package index (pip's own answer, no local cap)."""
+    listed = run([sys.executable, "-m", "pip", "index", "versions", "torch"], check=False,
+                 env=clean_env(PIP_CONSTRAINT=os.devnull))
+    found = re.search(r"^torch \(([^)]+)\)", listed.stdout, re.MULTILINE)
+    if found is None:
+        pytest.skip(f"the package index lists no torch here: {listed.stderr.strip()[-300:]}")
+    return found[1]
+
+
+@pytest.fixture(scope="module", params=["newest", "pinned"])
+def torch_venv(request, tmp_path_factory, wheelhouse: Path) -> Path:
     """A fresh venv with torch and buildkit from the wheelhouse.  torch comes through pip's
-    own configuration and the caller's PIP_* variables (here: the machine's local CPU wheel;
-    elsewhere PIP_INDEX_URL can name a CPU-only index instead of PyPI's CUDA build)."""
-    python = make_venv(tmp_path_factory.mktemp("torch-venv") / "venv", with_pip=False)
-    installed = run([sys.executable, "-m", "pip", "--python", python, "install", "-q", TORCH_REQUIREMENT],
-                    check=False, timeout=1800)
+    own configuration and the caller's PIP_* variables (for the pinned row here: the
+    machine's local CPU wheel; elsewhere PIP_INDEX_URL can name a CPU-only index)."""
+    version = newest_torch() if request.param == "newest" else PINNED_TORCH
+    python = make_venv(tmp_path_factory.mktemp(f"torch-{request.param}") / "venv", with_pip=False)
+    installed = run([sys.executable, "-m", "pip", "--python", python, "install", "-q", f"torch=={version}"],
+                    check=False, timeout=1800, env=clean_env(PIP_CONSTRAINT=os.devnull))
     if installed.returncode != 0:
-        pytest.skip(f"{TORCH_REQUIREMENT} cannot be installed here: {installed.stderr.strip()[-500:]}")
+        pytest.skip(f"torch=={version} cannot be installed here: {installed.stderr.strip()[-500:]}")
     pip_into(python, wheelhouse, "install", "-q", "setuptools-buildkit", "setuptools", "wheel")
     return python
+
+
+def public_version(python: Path, distribution: str) -> str:
+    """The installed version of ``distribution`` without its local part (2.13.0+cpu: 2.13.0)."""
+    script = f"from importlib.metadata import version; print(version({distribution!r}))"
+    return run([python, "-c", script]).stdout.strip().split("+")[0]
 
 
 def test_torch_extensions_build_into_a_wheel_that_runs_against_torch(
@@ -64,7 +86,7 @@ def test_torch_extensions_build_into_a_wheel_that_runs_against_torch(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     standard = run([torch_venv, "-c", CHECK], cwd=elsewhere, env=clean_env()).stdout.split()[-1]
-    assert standard == "202002", "torch 2.13's config asks for C++20"
+    assert int(standard) >= 202002, f"torch 2.13 and later ask for C++20, the module saw {standard}"
 
     names = zipfile.ZipFile(wheel).namelist()
     assert any(n.startswith("torchext/_C.") for n in names) and "torchext/libtorchext_ops.so" in names, names
@@ -72,7 +94,7 @@ def test_torch_extensions_build_into_a_wheel_that_runs_against_torch(
                and "torchext_ops" not in n]
     assert not bundled, f"torch's own libraries were put into the wheel: {bundled}"
     metadata = zipfile.ZipFile(wheel).read("torchext-0.1.0.dist-info/METADATA").decode()
-    assert f"Requires-Dist: torch=={TORCH_PUBLIC_VERSION}" in metadata.splitlines(), metadata
+    assert f"Requires-Dist: torch=={public_version(torch_venv, 'torch')}" in metadata.splitlines(), metadata
 
 
 # The CPU wheel's CMake config with its CUDA switches on is what a CUDA build of torch
@@ -106,7 +128,7 @@ def cuda_build_of_torch(torch_venv: Path, where: Path) -> str:
         config = prefix / "share" / "cmake" / name
         text = config.read_text()
         for cpu, cuda in switches:
-            assert text.count(cpu) == 1, f"{name} of torch 2.13 no longer reads {cpu!r}"
+            assert text.count(cpu) == 1, f"{name} of torch {PINNED_TORCH} no longer reads {cpu!r}"
             text = text.replace(cpu, cuda)
         config.write_text(text)
     cmake = prefix / "share" / "cmake"
@@ -119,28 +141,45 @@ def configure(torch_venv: Path, project: Path, **variables: str) -> str:
     return (project / "build" / ".buildkit" / "logs" / "configure.log").read_text()
 
 
-@needs_nvcc
-@pytest.mark.cuda
-def test_against_a_cuda_build_of_torch(test_package: Callable[..., Path], torch_venv: Path,
-                                       tmp_path: Path) -> None:
-    cuda_torch = cuda_build_of_torch(torch_venv, tmp_path / "cuda-torch")
-    # torch's FindCUDA wants the toolkit's root; nvcc may be a wrapper script outside it.
+def cuda_toolkit_root() -> Path:
+    """The CUDA toolkit's root, which torch's FindCUDA wants (nvcc may be a wrapper outside it)."""
     roots = [Path(find_nvcc()).resolve().parent.parent, Path("/usr/local/cuda")]
     toolkit = next((root for root in roots if (root / "include" / "cuda_runtime.h").is_file()), None)
     if toolkit is None:
         pytest.skip(f"no CUDA toolkit with headers in {roots}")
+    return toolkit
+
+
+@needs_nvcc
+@pytest.mark.cuda
+def test_against_a_cuda_build_of_torch(test_package: Callable[..., Path], torch_venv: Path,
+                                       tmp_path: Path) -> None:
+    toolkit = cuda_toolkit_root()
+    installed = site_packages(torch_venv) / "torch"
+    real_cuda_build = cuda_version(installed) is not None
+    # The newest torch on the index is a CUDA build: its own config, and a real build whose
+    # .cu file includes ATen (which stops below C++20, under nvcc too). The pinned CPU wheel
+    # gets a CUDA build's config made from its own, and is only configured.
+    cuda_torch = "" if real_cuda_build else cuda_build_of_torch(torch_venv, tmp_path / "cuda-torch")
 
     # CUDA: torch's config adds its "Common" list (sm_50, which CUDA 13 rejects, and
     # more) and turns CMAKE_CUDA_ARCHITECTURES off; the targets keep buildkit's list.
     # This toolkit has no NVRTC: its NOTFOUND library is not linked.
     cuda = test_package("torch_ext", tmp_path / "cuda" / "torch_ext")
-    log = configure(torch_venv, cuda, TORCHEXT_CUDA_ARCH_LIST="9.0", CUDACXX=find_nvcc(),
-                    CMAKE_ARGS=f"{cuda_torch} -DCUDA_TOOLKIT_ROOT_DIR={toolkit} -DTORCHEXT_WITH_CUDA=ON")
-    assert "arch=compute_50,code=sm_50" in log and "CUDA ON" in log, log
+    arguments = f"{cuda_torch} -DCUDA_TOOLKIT_ROOT_DIR={toolkit} -DTORCHEXT_WITH_CUDA=ON"
+    log = configure(torch_venv, cuda, TORCHEXT_CUDA_ARCH_LIST="7.5", CUDACXX=find_nvcc(), CMAKE_ARGS=arguments)
+    assert "arch=compute_50,code=sm_50" in log and "CUDA ON" in log and ": CUDA ON, C++20" in log, log
     ninja = (cuda / "build" / "build.ninja").read_text()
-    assert "sm_90" in ninja and "sm_50" not in ninja and "compute_50" not in ninja
+    assert "sm_75" in ninja and "sm_50" not in ninja and "compute_50" not in ninja
     assert "NOTFOUND" not in ninja
     assert "CUDA_nvrtc_LIBRARY-NOTFOUND" in (cuda / "build" / "CMakeCache.txt").read_text()
+    # torch's config states no CUDA standard; nvcc gets the C++ one all the same.
+    twice = ninja[ninja.index("csrc/twice.cu.o:"):]
+    assert "-std=c++20" in twice[:twice.index("\nbuild ")], twice[:2000]
+    if real_cuda_build:
+        run([torch_venv, "-m", "buildkit", "build", cuda], cwd=cuda,
+            env=clean_env(TORCHEXT_CUDA_ARCH_LIST="7.5", CUDACXX=find_nvcc(), CMAKE_ARGS=arguments))
+        assert list((cuda / "build").glob("CMakeFiles/torchext_ops.dir/csrc/twice.cu.o"))
 
     # CPU only: torch's CMake config is not run, so no toolkit is looked for at all.
     cpu = test_package("torch_ext", tmp_path / "cpu" / "torch_ext")

@@ -52,6 +52,7 @@ from buildkit.package.layout import (
     report_unmatched,
     rules_from_config,
 )
+from buildkit.package.links import LinkGuard
 from buildkit.package.metadata_dir import metadata_dir
 from buildkit.package.split import (
     NATIVE_LOADER,
@@ -331,7 +332,8 @@ class Project:
         self._refuse_user_files()
         if self.staged:  # the Python sources first: what CMake installs goes on top
             develop_outputs = read_install_names(self.build_dir, self.configured_prefix)
-            self._staged_sources = source_files(self.root, self.settings.layout, develop_outputs)
+            self._staged_sources = source_files(self.root, self.settings.layout, develop_outputs,
+                                                links=self.link_guard(self.root))
             staged_installs = read_install_names(self.build_dir, self.install_prefix)
             sync_sources(self._staged_sources, self.tree_root, staged_installs)
         build_env.sync_mirror(self.build_environment, self.build_dir)
@@ -379,7 +381,8 @@ class Project:
     def package_files(self) -> list[str]:
         """The files of the package tree that the package-data rules select, for the mode and the cache."""
         own_rules = self._own_rules
-        result = collect_package_data(self.package_dir, self.package_data_rules, self.mode, self.cache)
+        result = collect_package_data(self.package_dir, self.package_data_rules, self.mode, self.cache,
+                                      links=self.link_guard(self.tree_root))
         if self.built:
             # The defaults cover what a PyTorch-style tree may hold; only the project's own
             # rules are expected to match something.
@@ -402,11 +405,19 @@ class Project:
             for path in ignored:
                 console.detail(f"left out of the wheel: {path} (.gitignore names it)")
         result = sort_installed(candidates, tree, rules=self.package_data_rules, mode=self.mode,
-                                cache=self.cache, wheel_exclude=self.settings.wheel_exclude)
+                                cache=self.cache, wheel_exclude=self.settings.wheel_exclude,
+                                links=self.link_guard(self.tree_root))
         if self.built and self.staged:
             report_installed(result)
             write_installed_report(self.build_dir, result)
         return result
+
+    def link_guard(self, names_from: Path) -> LinkGuard:
+        """The check of the links below ``names_from`` (the project, or the staging tree laid out
+        like it): each must lead into the project or the tree being packaged (what CMake installed
+        there), unless [tool.buildkit] allow-outside-links names it."""
+        return LinkGuard(names_from, list(dict.fromkeys([self.root, self.tree_root])),
+                         self.settings.allow_outside_links)
 
     def scripts(self) -> list[str]:
         if self.mode is WheelMode.LIBRARY_ONLY:
@@ -416,6 +427,7 @@ class Project:
     def long_description(self) -> tuple[str, str]:
         """README text and its content type."""
         readme = self.root / self.settings.readme
+        self.link_guard(self.root).check_path(readme)
         if not readme.is_file():
             return "", "text/plain"
         kind = {".md": "text/markdown", ".rst": "text/x-rst"}.get(readme.suffix.lower(), "text/plain")

@@ -23,6 +23,7 @@ from buildkit.frontends.cli.wheels import dropped_files_problem
 from buildkit.package.contents import binary_format, native_content
 from buildkit.package.installed import InstalledFiles, PackageTree, sort_installed
 from buildkit.package.layout import PackageDataRule, default_rules
+from buildkit.package.links import LinkGuard
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.git import commit_all, git
 from buildkit_testing.processes import clean_env, run, unboxed
@@ -57,7 +58,8 @@ def _sorted_tree(tmp_path: Path, mode: WheelMode) -> InstalledFiles:
     extensions = () if mode is WheelMode.LIBRARY_ONLY else ("pkg._fast",)  # as mode_ext_modules has it
     tree = PackageTree(tmp_path, "pkg", tmp_path / "pkg", ["pkg", "pkg.opt"], extensions, switched_off=["pkg.opt"])
     return sort_installed([tmp_path / name for name in installed], tree, rules=rules, mode=mode, cache=Cache(),
-                          wheel_exclude=["pkg/tests/**", "pkg/nothing/*"])
+                          wheel_exclude=["pkg/tests/**", "pkg/nothing/*"],
+                          links=LinkGuard(tmp_path, [tmp_path]))
 
 
 def test_every_installed_file_ships_unless_a_setting_keeps_it_out(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from buildkit.package.layout import (
     report_unmatched,
     rules_from_config,
 )
+from buildkit.package.links import LinkGuard
 from buildkit_testing.paths import REPO
 from buildkit_testing.processes import run
 from buildkit_testing.projects import write_files
@@ -56,8 +57,13 @@ def pkg(tmp_path: Path) -> Path:
     return make_tree(tmp_path / "foo")
 
 
+def inside(folder: Path) -> LinkGuard:
+    """Links below ``folder`` must stay inside it."""
+    return LinkGuard(folder, [folder])
+
+
 def files(pkg: Path, rules, mode: WheelMode = FULL, cache=None) -> list[str]:
-    return collect_package_data(pkg, rules, mode, cache if cache is not None else FakeCache()).files
+    return collect_package_data(pkg, rules, mode, cache if cache is not None else FakeCache(), links=inside(pkg)).files
 
 
 # --- globs -------------------------------------------------------------------------
@@ -145,7 +151,7 @@ def test_bad_conditions(when: str) -> None:
 
 
 def test_no_cache_means_every_condition_is_off(pkg: Path) -> None:
-    assert "include/kineto/k.h" not in collect_package_data(pkg, KINETO, FULL, None).files
+    assert "include/kineto/k.h" not in collect_package_data(pkg, KINETO, FULL, None, links=inside(pkg)).files
 
 
 def test_exclusions(pkg: Path) -> None:
@@ -164,7 +170,7 @@ def test_unmatched_rules_are_reported(pkg: Path, capsys: pytest.CaptureFixture[s
              PackageDataRule(("lib/*.dylib",), modes=frozenset({FULL})),
              PackageDataRule(("share/doc/**",), when="BUILD_DOCS"),  # inactive: not reported
              PackageDataRule(("include/**/*.inc",), when="USE_X"))
-    result = collect_package_data(pkg, rules, FULL, FakeCache(USE_X=True))
+    result = collect_package_data(pkg, rules, FULL, FakeCache(USE_X=True), links=inside(pkg))
     assert [r.include for r in result.unmatched] == [("lib/*.dylib",), ("include/**/*.inc",)]
     assert report_unmatched(result) is True
     err = " ".join(capsys.readouterr().err.split())
@@ -174,13 +180,13 @@ def test_unmatched_rules_are_reported(pkg: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_nothing_to_report(pkg: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert report_unmatched(collect_package_data(pkg, default_rules(), PY, FakeCache())) is False
+    assert report_unmatched(collect_package_data(pkg, default_rules(), PY, FakeCache(), links=inside(pkg))) is False
     assert capsys.readouterr().err == ""
 
 
 def test_missing_package_dir(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
-        collect_package_data(tmp_path / "nope", default_rules(), FULL, None)
+        collect_package_data(tmp_path / "nope", default_rules(), FULL, None, links=inside(tmp_path))
 
 
 # --- config ------------------------------------------------------------------------
@@ -248,6 +254,7 @@ SETUP_PY = textwrap.dedent("""
     from buildkit.config.settings import PackageDataEntry
     from buildkit.package.layout import (collect_package_data, default_rules, library_only_layout,
                                          mode_packages, rules_from_config)
+    from buildkit.package.links import LinkGuard
 
     class Cache:
         def get_bool(self, name):
@@ -257,7 +264,7 @@ SETUP_PY = textwrap.dedent("""
     mode = WheelMode(os.environ["TEST_WHEEL_MODE"])
     rules = default_rules() + rules_from_config(
         [PackageDataEntry(("extra/*.txt",), exclude=("extra/skip*",), when="USE_EXTRA")])
-    data = collect_package_data(here / "foo", rules, mode, Cache()).files
+    data = collect_package_data(here / "foo", rules, mode, Cache(), links=LinkGuard(here, [here])).files
     packages = mode_packages(["foo", "foo.sub"], "foo", mode)
     if mode is WheelMode.LIBRARY_ONLY:
         layout = library_only_layout(data, here / "foo", here / "build" / "staging", "libfoo")
@@ -356,13 +363,12 @@ def test_files_below_lists_files_and_file_links_but_enters_no_linked_folder(tmp_
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(rel)
     (root / "lib/libfoo.so").symlink_to("libfoo.so.1")
-    (root / "lib/dangling.so").symlink_to("missing.so")
     (root / "linked").symlink_to(root / "include", target_is_directory=True)
     (root / "empty").mkdir()
     top = str(root)
     walked = sorted(os.path.relpath(os.path.join(d, n), top).replace(os.sep, "/")
                     for d, _, names in os.walk(top) for n in names if os.path.isfile(os.path.join(d, n)))
-    assert sorted(files_below(top)) == walked == [
+    assert sorted(files_below(top, links=inside(root))) == walked == [
         "a.h", "include/x/y.h", "lib/libfoo.so", "lib/libfoo.so.1", "share/z.cmake"]
 
 
@@ -379,4 +385,4 @@ def test_a_folder_that_cannot_be_listed_stops_the_collection(tmp_path, monkeypat
 
     monkeypatch.setattr(os, "scandir", scandir)
     with pytest.raises(BuildkitError, match="Could not list .*hidden.*Permission denied"):
-        files_below(str(tmp_path / "pkg"))
+        files_below(str(tmp_path / "pkg"), links=inside(tmp_path))

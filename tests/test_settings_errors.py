@@ -53,9 +53,11 @@ WRONG_TYPES = [
     ("dependencies", 'dependencies = "numpy"',
      "[tool.buildkit] dependencies must be a list of strings, not 'numpy'."),
     ("licenses", 'licenses = ["LICENSE", 2]',
-     "[tool.buildkit] licenses must be a list of strings, not ['LICENSE', 2]."),
+     "[tool.buildkit] licenses must be a list of paths inside the project, not ['LICENSE', 2]."),
     ("readme", 'readme = false',
-     "[tool.buildkit] readme must be a string, not False."),
+     "[tool.buildkit] readme must be a path inside the project, not False."),
+    ("allow-outside-links", 'allow-outside-links = "src/pkg/data.txt"',
+     "[tool.buildkit] allow-outside-links must be a list of paths inside the project, not 'src/pkg/data.txt'."),
     ("cmake-defines", 'cmake-defines = { USE_X = [1] }',
      "[tool.buildkit] cmake-defines must be a table of strings, booleans, integers or lists of strings, not {'USE_X': [1]}."),
     ("cmake-aliases", 'cmake-aliases = { CUDA_HOST_COMPILER = true }',
@@ -137,7 +139,8 @@ WRONG_TYPES = [
      "[tool.buildkit] library-dependencies[0].version must be one of `exact`, `same-minor` or `same-major`, "
      "not 'compatible'."),
     ("scripts.name", 'scripts = [{ name = 1, target = "demo:main" }]',
-     "[tool.buildkit] scripts[0].name must be a string, not 1."),
+     ("[tool.buildkit] scripts[0].name must be a script name (letters, digits, `_`, `.` and `-`, not only dots), "
+      "not 1.")),
     ("scripts.target", 'scripts = [{ name = "demo", target = "demo.main" }]',
      "[tool.buildkit] scripts[0].target must be an entry point (`module:function`), not 'demo.main'."),
     ("scripts.when", 'scripts = [{ name = "demo", target = "demo:main", when = ["USE_X"] }]',
@@ -158,6 +161,19 @@ MALFORMED = [
     ("package folder outside the project", 'packages = ["../x"]',
      "[tool.buildkit] packages names '../x', which is not a folder inside the project.",
      "Give folders relative to the project, e.g. `src/pkg`."),
+    ("readme outside the project", 'readme = "../README.md"',
+     "[tool.buildkit] readme must be a path inside the project, not '../README.md'.", "File used as the long"),
+    ("license outside the project", 'licenses = ["/etc/passwd"]',
+     "[tool.buildkit] licenses must be a list of paths inside the project, not ['/etc/passwd'].",
+     "Third-party license files"),
+    ("allowed link outside the project", 'allow-outside-links = ["../x"]',
+     "[tool.buildkit] allow-outside-links must be a list of paths inside the project, not ['../x'].", None),
+    ("script name with a path", 'scripts = [{ name = "../bin/evil", target = "demo:main" }]',
+     ("[tool.buildkit] scripts[0].name must be a script name (letters, digits, `_`, `.` and `-`, not only dots), "
+      "not '../bin/evil'."), "Command name"),
+    ("script name with a shell metacharacter", 'scripts = [{ name = "x;rm", target = "demo:main" }]',
+     ("[tool.buildkit] scripts[0].name must be a script name (letters, digits, `_`, `.` and `-`, not only dots), "
+      "not 'x;rm'."), None),
     ("two folders for one package", 'packages = ["src/x", "python/x"]',
      "[tool.buildkit] packages lists two folders for the package 'x': 'src/x' and 'python/x'.", "Keep one of them."),
     ("setuptools package-dir not a table", '[tool.setuptools]\npackage-dir = "src"',
@@ -226,7 +242,7 @@ MALFORMED = [
     ("misspelt top-level key", 'buid-dir = "b"',
      "Unknown key `buid-dir` in [tool.buildkit]; did you mean `build-dir`?",
      # A prefix: the full list grows with every new key.
-     "The keys of [tool.buildkit] are: build-dir, build-type, cmake-aliases, cmake-defines, cmake-extensions, "),
+     "The keys of [tool.buildkit] are: allow-outside-links, build-dir, build-type, cmake-aliases, cmake-defines, cmake-extensions, "),
     ("unknown top-level key, nothing close", 'colour = "blue"',
      "Unknown key `colour` in [tool.buildkit].", None),
 ]

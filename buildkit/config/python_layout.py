@@ -19,7 +19,7 @@ the folder before the build makes it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Mapping
 
 from buildkit.errors import ConfigError
@@ -96,9 +96,19 @@ def _from_folders(root: Path, folders: tuple[str, ...], py_modules: tuple[str, .
     return PythonLayout(package_root, mapped, py_modules, origin)
 
 
+def inside_project(text: str) -> PurePosixPath | None:
+    """A path the configuration gives relative to the project (a package folder, a readme,
+    a license), as a posix path; None when it leaves the project: absolute (a drive
+    included) or climbing out with ``..``."""
+    path = PurePosixPath(text.replace("\\", "/").rstrip("/"))
+    if path.is_absolute() or PureWindowsPath(text).drive or ".." in path.parts:
+        return None
+    return path
+
+
 def _relative_folder(root: Path, text: str, origin: str) -> PurePosixPath:
-    folder = PurePosixPath(text.replace("\\", "/").rstrip("/"))
-    if folder.is_absolute() or ".." in folder.parts or folder == ROOT:
+    folder = inside_project(text)
+    if folder is None or folder == ROOT:
         raise ConfigError(f"{origin} names {text!r}, which is not a folder inside the project.",
                           "Give folders relative to the project, e.g. `src/pkg`.")
     if (root / folder).exists() and not (root / folder).is_dir():

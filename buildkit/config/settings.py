@@ -20,7 +20,7 @@ from buildkit.config.conditions import parse_condition
 from buildkit.config.globs import check_glob
 from buildkit.config.modes import CudaRuntime, InstallPrefix, VersionPolicy, WheelMode
 from buildkit.config.parsing import TRUE_WORDS
-from buildkit.config.python_layout import PythonLayout, detect_layout
+from buildkit.config.python_layout import PythonLayout, detect_layout, inside_project
 from buildkit.config.schema import KeyDoc, describe, read_table, setting
 from buildkit.errors import ConfigError
 
@@ -50,12 +50,31 @@ def _is_entry_point(text: str) -> bool:
 
 
 def _is_module_path(text: str) -> bool:
+# The entry-points specification's recommended names (packaging.python.org, "Entry points
+# specification"): a console script's name becomes a file in the environment's scripts
+# folder and a command in a shell, so a path separator, whitespace or a shell
+# metacharacter must never reach it; names of dots only (`.`, `..`) are folders.
+SCRIPT_NAME_FORM = "letters, digits, `_`, `.` and `-`, not only dots"
+
+
+def is_script_name(text: str) -> bool:
+    return re.fullmatch(r"[\w.-]+", text, re.ASCII) is not None and text.strip(".") != ""
+
+
     """A module file below the package folder ('' for none): identifiers joined by ``/``, so
     no absolute path and no ``..`` can take it out of the package."""
     return text == "" or (text.endswith(".py") and all(part.isidentifier() for part in text[:-3].split("/")))
 
 
 def _is_distribution_name(text: str) -> bool:
+def _is_inside_project(text: str) -> bool:
+    return inside_project(text) is not None
+
+
+def _are_inside_project(paths: tuple[str, ...]) -> bool:
+    return all(map(_is_inside_project, paths))
+
+
     return re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", text) is not None
 
 
@@ -113,7 +132,8 @@ class OptionalPackage:
 class Script:
     """One of ``scripts``: a console script."""
 
-    name: str = setting("Command name, e.g. `pkg-info`.")
+    name: str = setting("Command name, e.g. `pkg-info`.", kind=f"script name ({SCRIPT_NAME_FORM})",
+                        check=is_script_name)
     target: str = setting("Function it runs, `module:function`.", kind="entry point (`module:function`)",
                           check=_is_entry_point)
     when: str | None = _when("Install the script only when this CMake cache condition holds.",
@@ -221,9 +241,19 @@ class ProjectSettings:
         kind="`.py` path inside the package, or `\"\"`", check=_is_module_path, default="version.py")
     dependencies: tuple[str, ...] = setting(
         "Install requirements of the wheel (the `[project]` table lists `dependencies` as dynamic).", default=())
-    licenses: tuple[str, ...] = setting("Third-party license files concatenated into the wheel's license file.",
-                                        default=())
-    readme: str = setting("File used as the long description.", default="README.md")
+    licenses: tuple[str, ...] = setting(
+        "Third-party license files concatenated into the wheel's license file, relative to the project (none may "
+        "lead outside it, through `..` or a link).", kind="list of paths inside the project",
+        check=_are_inside_project, default=())
+    readme: str = setting("File used as the long description, relative to the project (it may not lead outside "
+                          "it, through `..` or a link).", kind="path inside the project", check=_is_inside_project,
+                          default="README.md")
+    allow_outside_links: tuple[str, ...] = setting(
+        "Symbolic links that may lead outside the project (or, installed by CMake, outside the install prefix), "
+        "as paths relative to the project, e.g. `[\"src/pkg/data/shared.txt\"]` (an installed link: where the "
+        "install step puts it in the project's layout). Wheels and sdists ship a link's content, so any other "
+        "link out of the project, and every dangling link, stops the build with its name.",
+        kind="list of paths inside the project", check=_are_inside_project, default=())
     cmake_defines: dict[str, str | bool | int | tuple[str, ...]] = setting(
         "`-D` values passed to every configure (`true`/`false` become `ON`/`OFF`, a list of strings a CMake list "
         "with each `;` inside an item escaped); the environment and config settings override them.",

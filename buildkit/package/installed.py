@@ -32,6 +32,7 @@ from buildkit.config.globs import glob_match
 from buildkit.config.modes import WheelMode
 from buildkit.package.contents import is_extension_module, module_suffixes
 from buildkit.package.layout import PackageDataRule, RuleVerdicts
+from buildkit.package.links import LinkGuard
 
 REPORT = "left-out-installed-files.json"
 HINT = ("Install each where the wheel ships it (a package's folder), or list it in [tool.buildkit] "
@@ -72,8 +73,10 @@ class PackageTree:
 
 
 def sort_installed(installed: Iterable[str | Path], tree: PackageTree, *, rules: Sequence[PackageDataRule],
-                   mode: WheelMode, cache: BoolCache | None, wheel_exclude: Sequence[str]) -> InstalledFiles:
-    """Decide for each installed file whether it ships, is kept out on purpose, or is dropped."""
+                   mode: WheelMode, cache: BoolCache | None, wheel_exclude: Sequence[str],
+                   links: LinkGuard) -> InstalledFiles:
+    """Decide for each installed file whether it ships, is kept out on purpose, or is dropped.
+    An installed link that would ship (its target's content) must pass ``links``."""
     main = _slashed(tree.package)
     modules = {f"{_slashed(name)}{suffix}" for name in tree.extension_modules for suffix in module_suffixes()}
     # Deepest package first: a file belongs to the innermost package folder holding it.
@@ -84,7 +87,7 @@ def sort_installed(installed: Iterable[str | Path], tree: PackageTree, *, rules:
     verdicts = RuleVerdicts(rules, mode, cache)
     seen: set[str] = set()
     for path in installed:
-        located = _in_wheel(path, tree, main, resolver)
+        located = _in_wheel(path, tree, main, resolver, links)
         if located is None:
             continue  # outside the package tree: the wheel's data/scripts folders, an absolute destination
         in_wheel, in_main = located
@@ -118,8 +121,8 @@ def _slashed(dotted: str) -> str:
     return dotted.replace(".", "/")
 
 
-def _in_wheel(path: str | Path, tree: PackageTree, main: str,
-              resolver: FolderResolver) -> tuple[str, str | None] | None:
+def _in_wheel(path: str | Path, tree: PackageTree, main: str, resolver: FolderResolver,
+              links: LinkGuard) -> tuple[str, str | None] | None:
     """The file's path in the wheel, and relative to the main package's folder (None when
     it is not under it); None when it is outside the package tree."""
     # Resolve the folder only: an installed symlink (libfoo.so -> libfoo.so.1) is a file of its own.
@@ -128,13 +131,17 @@ def _in_wheel(path: str | Path, tree: PackageTree, main: str,
         mode = os.lstat(resolved).st_mode
     except OSError:
         return None  # gone since the install
-    if stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and os.path.isdir(resolved)):
+    if stat.S_ISDIR(mode):
         return None
     in_main = relative_under(resolved, resolver.folder(tree.package_folder))
-    if in_main is not None:
-        return f"{main}/{in_main}", in_main
-    in_wheel = relative_under(resolved, resolver.folder(tree.root))
-    return (in_wheel, None) if in_wheel is not None else None
+    in_wheel = f"{main}/{in_main}" if in_main is not None else relative_under(resolved, resolver.folder(tree.root))
+    if in_wheel is None:
+        return None
+    if stat.S_ISLNK(mode):  # only links cost more than the lstat every installed file gets
+        links.check_link(resolved)
+        if os.path.isdir(resolved):
+            return None
+    return in_wheel, in_main
 
 
 def _kept_out(in_wheel: str, in_main: str | None, tree: PackageTree, mode: WheelMode,

@@ -15,7 +15,7 @@ import shutil
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence, TypeVar
+from typing import Collection, Iterable, Sequence, TypeVar
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_text_if_changed
@@ -24,6 +24,7 @@ from buildkit.config.globs import check_glob, glob_match_any, glob_matcher
 from buildkit.config.modes import WheelMode
 from buildkit.config.settings import PackageDataEntry
 from buildkit.errors import BuildkitError, ConfigError
+from buildkit.package.links import LinkGuard
 
 T = TypeVar("T")
 
@@ -122,13 +123,14 @@ class PackageDataResult:
 
 
 def collect_package_data(package_dir: Path, rules: Iterable[PackageDataRule], mode: WheelMode,
-                         cache: BoolCache | None) -> PackageDataResult:
-    """Files under ``package_dir`` that the rules active for ``mode`` select."""
+                         cache: BoolCache | None, *, links: LinkGuard) -> PackageDataResult:
+    """Files under ``package_dir`` that the rules active for ``mode`` select; each link
+    among them must pass ``links`` (a link's content ships)."""
     package_dir = Path(package_dir)
     if not package_dir.is_dir():
         raise ConfigError(f"Package directory {package_dir} does not exist.",
                           "Run the CMake build and install step before collecting package data.")
-    tree = files_below(str(package_dir))
+    tree = files_below(str(package_dir), links=links)
     rules = list(rules)
     active = [r for r in rules if r.active(mode, cache)]
     global_excludes = [p for r in active if not r.include for p in r.exclude]
@@ -146,11 +148,13 @@ def collect_package_data(package_dir: Path, rules: Iterable[PackageDataRule], mo
     return PackageDataResult(package_dir, files, tuple(unmatched))
 
 
-def files_below(top: str) -> list[str]:
-    """The files below ``top`` as posix paths relative to it.  Symlinked files count
-    (lib/libfoo.so -> libfoo.so.1); symlinked folders are not entered.  The folder
-    listing says which entries are files, so only symlinks cost a ``stat``: a package
-    tree holds thousands of installed headers."""
+def files_below(top: str, *, links: LinkGuard, skipped_folders: Collection[str] = ()) -> list[str]:
+    """The files below ``top`` as posix paths relative to it, without the folders named
+    in ``skipped_folders``.  Symlinked files count (lib/libfoo.so -> libfoo.so.1);
+    symlinked folders are not entered; every link, to a file or a folder, must pass
+    ``links`` (inside the project, not dangling).  The folder listing says which entries
+    are files and links, so only links cost a ``stat``: a package tree holds thousands
+    of installed headers."""
     found: list[str] = []
     pending = [("", top)]
     while pending:
@@ -163,8 +167,11 @@ def files_below(top: str) -> list[str]:
                                 "Make the folder readable (or remove it from the package tree) and build "
                                 "again.") from None
         for entry in entries:
+            if entry.is_symlink():
+                links.check_link(entry.path)
             if entry.is_dir(follow_symlinks=False):
-                pending.append((f"{prefix}{entry.name}/", entry.path))
+                if entry.name not in skipped_folders:
+                    pending.append((f"{prefix}{entry.name}/", entry.path))
             elif entry.is_file():
                 found.append(prefix + entry.name)
     return found

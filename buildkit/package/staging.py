@@ -23,6 +23,8 @@ from typing import Collection, Iterable
 from buildkit._util.git import run_git
 from buildkit.config.python_layout import PythonLayout
 from buildkit.package.contents import module_suffixes
+from buildkit.package.layout import files_below
+from buildkit.package.links import LinkGuard
 from buildkit.package.version import is_generated_version_file
 
 STAGING_FOLDER = "wheel-staging"
@@ -39,29 +41,32 @@ def _in_place_outputs(name: str) -> bool:
     return name.endswith(module_suffixes())
 
 
-def source_files(project_root: Path, layout: PythonLayout, develop_outputs: Collection[str | Path]) -> dict[str, Path]:
+def source_files(project_root: Path, layout: PythonLayout, develop_outputs: Collection[str | Path], *,
+                 links: LinkGuard) -> dict[str, Path]:
     """Staged path (relative, posix) -> source file, for every file of the layout's
-    packages and top-level modules that belongs in a wheel build's staging tree."""
+    packages and top-level modules that belongs in a wheel build's staging tree.  A link
+    among them is staged as its target's content, so each must pass ``links``."""
     # Strings, not Paths: the package folder of a develop build holds what CMake installed
     # there (thousands of headers), each of which is looked up here.
     skipped = {os.path.abspath(p) for p in develop_outputs}
     found: dict[str, Path] = {}
     for name in layout.top_level_packages:
-        # Walked from its absolute, normalized path: the names below it need no abspath of their own.
+        # Listed from its absolute, normalized path: the names below it need no abspath of their own.
         folder = os.path.abspath(project_root / layout.folder_of(name))
-        for directory, subdirs, files in os.walk(folder):
-            subdirs[:] = [d for d in subdirs if d not in _NEVER]
-            for file in files:
-                name_on_disk = os.path.join(directory, file)
-                if file.endswith(_NEVER_SUFFIXES) or _in_place_outputs(file) or name_on_disk in skipped:
-                    continue
-                path = Path(name_on_disk)
-                if file.endswith(".py") and is_generated_version_file(path):
-                    continue
-                staged = (layout.package_root / name / path.relative_to(folder)).as_posix()
-                found[staged] = path
+        if not os.path.isdir(folder):
+            continue  # not there yet: CMake creates it
+        for relative in files_below(folder, links=links, skipped_folders=_NEVER):
+            file = relative.rpartition("/")[2]
+            name_on_disk = os.path.join(folder, relative if os.sep == "/" else relative.replace("/", os.sep))
+            if file.endswith(_NEVER_SUFFIXES) or _in_place_outputs(file) or name_on_disk in skipped:
+                continue
+            path = Path(name_on_disk)
+            if file.endswith(".py") and is_generated_version_file(path):
+                continue
+            found[f"{(layout.package_root / name).as_posix()}/{relative}"] = path
     for module in layout.py_modules:
         path = project_root / layout.package_root / f"{module}.py"
+        links.check_path(path)
         if path.is_file():
             found[(layout.package_root / f"{module}.py").as_posix()] = path
     return found

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from setuptools.dist import Distribution
 
+from buildkit.config.settings import SCRIPT_NAME_FORM, is_script_name
+from buildkit.errors import ConfigError
 from buildkit.project import Project
 
 
@@ -28,6 +30,25 @@ class BuildkitDistribution(Distribution):
         super().parse_config_files(*args, **kwargs)
         if self._buildkit_name:
             self.metadata.name = self._buildkit_name
+        # [project.scripts] are read by now, setup()'s entry points were given: every script is known.
+        if isinstance(self.entry_points, dict):  # a string (an ini text) is setuptools' to parse
+            refuse_bad_script_names(self.entry_points)
+
+
+def refuse_bad_script_names(entry_points: dict) -> None:
+    """Each console script's name becomes a file and a command: one that is not an
+    entry-point name (a `/`, a space, a `;`) stops the build, named."""
+    for group in ("console_scripts", "gui_scripts"):
+        declared = entry_points.get(group) or ()
+        for line in declared.splitlines() if isinstance(declared, str) else declared:
+            if not str(line).strip():
+                continue
+            name = str(line).partition("=")[0].strip()
+            if not is_script_name(name):
+                raise ConfigError(f"The script name {name!r} ({group}: {str(line).strip()!r}) is not a valid "
+                                  f"entry-point name: it may hold only {SCRIPT_NAME_FORM}.",
+                                  "Rename it in [project.scripts] (or [tool.buildkit] scripts, or setup()'s "
+                                  "entry_points), e.g. `pkg-info`.")
 
 
 def project_of(distribution) -> Project:

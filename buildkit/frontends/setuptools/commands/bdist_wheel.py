@@ -175,9 +175,13 @@ class BdistWheel(_bdist_wheel):
     def _bundle_licenses(self, dist_info: Path) -> None:
         settings = self.project().settings
         third_party = license_paths(settings.root, settings.licenses)
+        own_paths = [str(p) for p in self.license_paths]  # PEP 639 license-files, as setuptools found them
+        links = self.project().link_guard(settings.root)
+        for path in [*own_paths, *third_party]:  # setuptools copies its own as they are: check them too
+            links.check_path(path)
         if not third_party:
             return
-        own = _project_license([str(p) for p in self.license_paths])
+        own = _project_license(own_paths)
         if own is None:
             console.warn("the project has no license file of its own; the wheel's LICENSE holds only the "
                          "third-party licenses from [tool.buildkit] licenses.")

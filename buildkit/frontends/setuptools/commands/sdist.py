@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import gzip
 import os
+import stat
 import tarfile
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -26,6 +27,7 @@ from setuptools.command.sdist import sdist as _sdist
 from buildkit._util.fileutil import PROTECTED_DIR_NAMES, PROTECTED_FILE_NAMES
 from buildkit._util.git import tracked_files
 from buildkit.frontends.setuptools.distribution import project_of
+from buildkit.package.links import LinkGuard
 from buildkit.package.version import is_generated_version_file
 from buildkit.project import Project
 
@@ -65,26 +67,46 @@ class OutputFilter:
         return any(self.excludes_folder(p.as_posix()) for p in path.parents if p.parts)
 
 
-def _walk(root: Path, keep: OutputFilter) -> list[str]:
+def _walk(root: Path, keep: OutputFilter, links: LinkGuard) -> list[str]:
     found: list[str] = []
     for current, dirs, files in os.walk(root):
         here = Path(current)
         # Environments are recognised by content, whatever their folder is called.
         dirs[:] = sorted(d for d in dirs if not (here / d / "pyvenv.cfg").exists()
                          and not keep.excludes_folder((here / d).relative_to(root).as_posix()))
+        for linked in (d for d in dirs if (here / d).is_symlink()):  # not entered, but never one out of the project
+            links.check_link(here / linked)
         found += [(here / f).relative_to(root).as_posix() for f in files]
     return found
 
 
-def source_files(root: Path, keep: OutputFilter) -> list[str]:
+def shipped_files(root: Path, names: Iterable[str], links: LinkGuard) -> list[str]:
+    """The names (relative to ``root``) that are files, as the sdist ships them: a link's
+    content (see docs/wheel-contents.md), so each link must pass ``links``; a dangling one
+    stops the build instead of vanishing from the list.  One ``lstat`` per name."""
+    found = []
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue  # tracked, but deleted from the work tree: not a source any more
+        if stat.S_ISLNK(mode):
+            links.check_link(path)
+        if stat.S_ISREG(mode) or (stat.S_ISLNK(mode) and os.path.isfile(path)):
+            found.append(name)
+    return found
+
+
+def source_files(root: Path, keep: OutputFilter, links: LinkGuard) -> list[str]:
     """Files git tracks (those that exist), else every file in the tree; outputs removed.
 
     An unpacked sdist inside someone's checkout has nothing tracked under it: that
     is walked like a tree outside git.
     """
     tracked = tracked_files(root)
-    candidates = [f for f in tracked if (root / f).is_file()] if tracked else _walk(root, keep)
-    return [f for f in candidates if not keep.excludes(f)]
+    candidates = tracked if tracked else _walk(root, keep, links)
+    return shipped_files(root, [f for f in candidates if not keep.excludes(f)], links)
 
 
 def normalize_tarball(path: Path, epoch: int) -> None:
@@ -129,8 +151,10 @@ class Sdist(_sdist):
         extra = [Path(self.get_finalized_command("build").build_base), Path(self.distribution.get_fullname())]
         keep = OutputFilter(project, [p.absolute() for p in extra], egg_info)
         root = project.settings.root
-        ours = [os.path.relpath(root / rel) for rel in source_files(root, keep)]
-        theirs = [f for f in self.filelist.files if not keep.excludes(_root_relative(root, f))]
+        links = project.link_guard(root)
+        ours = [os.path.relpath(root / rel) for rel in source_files(root, keep, links)]
+        theirs = shipped_files(Path(os.curdir), [f for f in self.filelist.files
+                                                 if not keep.excludes(_root_relative(root, f))], links)
         self.filelist.files = sorted(set(ours) | set(theirs))
         self._rewrite_sources_txt(Path(egg_info) / "SOURCES.txt")
         super().make_distribution()

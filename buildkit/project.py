@@ -22,7 +22,7 @@ from packaging.version import Version
 from buildkit._util import console
 from buildkit._util.resources import cmake_dir
 from buildkit.builder import build_env, file_api, linker_script
-from buildkit.builder.build_lock import lock_build_folder
+from buildkit.builder.build_folder import lock_own_build_folder
 from buildkit.builder.cmake_cache import CMakeCache
 from buildkit.builder.driver import CMakeDriver, DriverResult
 from buildkit.builder.install_manifest import read_install_manifest, read_install_names
@@ -299,7 +299,7 @@ class Project:
         """Hold the build folder's lock for a whole command: the build and what packages it."""
         if self._holding_lock:
             raise RuntimeError(f"the lock of {self.build_dir} is already held by this command")
-        with lock_build_folder(self.build_dir):
+        with lock_own_build_folder(self.build_dir, self.settings.root, self.settings.project_folders):
             self._holding_lock = True
             try:
                 yield self

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from buildkit._util import git as git_mod
+from buildkit.builder.build_folder import claim_build_folder
 from buildkit.builder.install_manifest import read_install_manifest
 from buildkit.config.options import option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
@@ -54,8 +55,16 @@ def settings_of(root: Path) -> ProjectSettings:
     return load_settings(root, option_keys())
 
 
+def claimed_build_folder(root: Path) -> Path:
+    """``build``, claimed as a build claims it (its marker)."""
+    claim_build_folder(root / "build", root, settings_of(root).project_folders)
+    return root / "build"
+
+
 def add_build_outputs(root: Path) -> list[Path]:
-    """A build dir, files installed into the package tree, and generated files."""
+    """A build dir (claimed, as a build claims it), files installed into the package tree,
+    and generated files."""
+    claimed_build_folder(root)
     installed = [write(root / "demo" / "lib" / "libdemo.so"),
                  write(root / "demo" / "include" / "demo" / "demo.h"),
                  write(root / "demo" / "share" / "cmake" / "Demo" / "DemoConfig.cmake")]
@@ -98,6 +107,7 @@ def test_hand_written_version_py_survives(project: Path) -> None:
 
 
 def test_manifest_entries_outside_the_project_are_refused(project: Path, outside: Path) -> None:
+    claimed_build_folder(project)
     write(project / "build" / "install_manifest.txt",
           f"{outside / 'canary'}\n{project / 'demo' / '..' / '..' / 'outside' / 'precious.txt'}\n")
     assert read_install_manifest(project / "build")
@@ -115,6 +125,7 @@ def test_build_dir_setting_cannot_point_at_the_root_or_outside(project: Path, ou
 
 
 def test_symlink_to_outside_is_unlinked_not_followed(project: Path, outside: Path) -> None:
+    claimed_build_folder(project)
     write(project / "build" / "x.o")
     (project / "build" / "ext").symlink_to(outside / "outside", target_is_directory=True)
     (project / "build" / "canary_link").symlink_to(outside / "canary")
@@ -124,6 +135,7 @@ def test_symlink_to_outside_is_unlinked_not_followed(project: Path, outside: Pat
 
 
 def test_keep_marker_protects_folder_and_everything_below(project: Path) -> None:
+    claimed_build_folder(project)
     write(project / "build" / "deps" / ".buildkit-keep", "")
     write(project / "build" / "deps" / "nested" / "big.tar")
     write(project / "build" / "obj.o")

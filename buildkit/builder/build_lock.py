@@ -48,18 +48,26 @@ class BuildFolderLock:
         self.key = ""
 
     def __enter__(self) -> None:
-        os.makedirs(os.path.dirname(self.lock_file), exist_ok=True)
         key = os.path.realpath(self.lock_file)
         if key in _held:
             raise RuntimeError(f"{self.lock_file} is already held by this process: one command takes it once")
-        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            _acquire(fd, self.build_dir, self.timeout)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        except BaseException:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            os.makedirs(os.path.dirname(self.lock_file), exist_ok=True)
+            fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                _acquire(fd, self.build_dir, self.timeout, deadline)
+                if _still_the_lock_file(fd, self.lock_file):
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+                    break
+            except BaseException:
+                os.close(fd)
+                raise
+            # A clean removed the folder (and this lock file) while this command waited:
+            # the lock is taken again on the file as it is now, so that no later command
+            # locks a new file beside this one.
             os.close(fd)
-            raise
         self.fd, self.key = fd, key
         _held.add(key)
 
@@ -70,7 +78,7 @@ class BuildFolderLock:
             self.fd = None
 
 
-def _acquire(fd: int, build_dir: str, timeout: float) -> None:
+def _acquire(fd: int, build_dir: str, timeout: float, deadline: float) -> None:
     if _try_flock(fd):
         return
     # Start-up cost: the console and the error types are loaded only when another build
@@ -80,7 +88,6 @@ def _acquire(fd: int, build_dir: str, timeout: float) -> None:
 
     holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
     console.info(f"waiting for another build in {build_dir} (pid {holder})")
-    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         time.sleep(0.1)
         if _try_flock(fd):
@@ -88,6 +95,15 @@ def _acquire(fd: int, build_dir: str, timeout: float) -> None:
     raise BuildkitError(
         f"Another build in {build_dir} (pid {holder}) is still running after {timeout:g} s.",
         "Wait for it to finish, or stop it, and run again; buildkit builds one folder one build at a time.")
+
+
+def _still_the_lock_file(fd: int, lock_file: str) -> bool:
+    try:
+        now = os.stat(lock_file)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
 
 def _try_flock(fd: int) -> bool:

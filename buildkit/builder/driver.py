@@ -40,7 +40,8 @@ from buildkit._util import console
 from buildkit._util.fileutil import read_json as _read_json
 from buildkit._util.fileutil import write_json as _write_json
 from buildkit.builder import file_api, toolchain
-from buildkit.builder.build_lock import DEFAULT_TIMEOUT_S, lock_build_folder
+from buildkit.builder.build_folder import lock_own_build_folder
+from buildkit.builder.build_lock import DEFAULT_TIMEOUT_S
 from buildkit.builder.build_output import StepResult, copy_if_changed, print_summary, run_step
 from buildkit.builder.cmake_cache import CacheTruncatedError, CMakeCache, CMakeCacheError, project_uses_cuda
 from buildkit.builder.compiler_checks import (
@@ -350,7 +351,8 @@ class CMakeDriver:
     # ---------------------------------------------------------------- lock
     def lock(self):
         """Hold ``.buildkit/lock``: two builds in one folder would overwrite each other's files."""
-        return lock_build_folder(self.build_dir, self.lock_timeout)
+        return lock_own_build_folder(self.build_dir, self.settings.root, self.settings.project_folders,
+                                     self.lock_timeout)
 
     # ----------------------------------------------------------------- run
     def run(self, *, lock_held: bool = False) -> DriverResult:

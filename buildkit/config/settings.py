@@ -10,6 +10,7 @@ Keys that are also build options (``build-type``, ``max-jobs``...) are declared 
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -329,7 +330,9 @@ class ProjectSettings:
         if self.library_distribution is None:
             object.__setattr__(self, "library_distribution", self.project_name if self.is_library
                                else "lib" + self.project_name.replace("_", "-"))
-        object.__setattr__(self, "build_dir", (self.root / self.build_dir).resolve())
+        # realpath, not resolve(): a symlink loop stays a path (the build folder's claim then
+        # names it) instead of raising here.
+        object.__setattr__(self, "build_dir", Path(os.path.realpath(self.root / self.build_dir)))
         if self.install_prefix is None:
             pytorch_style = self.package.split(".")[0] in self.layout.package_folders and not self.uses_skbuild
             object.__setattr__(self, "install_prefix",
@@ -351,6 +354,15 @@ class ProjectSettings:
             return "SKBUILD" in (self.source_dir / "CMakeLists.txt").read_text(encoding="utf-8", errors="replace")
         except OSError:
             return False
+
+    @property
+    def project_folders(self) -> tuple[Path, ...]:
+        """The project's own folders that a build folder must keep clear of: each top-level
+        package folder and, when it is not the root, the CMake source folder."""
+        folders = [Path(os.path.realpath(self.root / folder)) for folder in self.layout.package_folders.values()]
+        if self.source_dir != self.root:
+            folders.append(self.source_dir)
+        return tuple(folders)
 
     @property
     def package_dir(self) -> Path:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -21,6 +22,8 @@ from typing import Iterable, Iterator, Sequence
 
 from buildkit._util import console, git
 from buildkit._util.fileutil import KEEP_MARKER, PROTECTED_DIR_NAMES, PROTECTED_FILE_NAMES
+from buildkit.builder.build_folder import BuildFolderRefused, claim_build_folder
+from buildkit.builder.build_lock import lock_build_folder
 from buildkit.builder.install_manifest import read_install_manifest
 from buildkit.config.globs import check_glob, glob_match
 from buildkit.config.settings import ProjectSettings
@@ -257,17 +260,41 @@ def clean_project(settings: ProjectSettings, *, include_ignored: bool = False, d
         raise BuildkitError(f"{root} is inside a git checkout, but `git ls-files` failed there.",
                             "buildkit will not delete files without knowing which ones git tracks; "
                             "check that git is installed and trusts this folder (git config safe.directory).")
-    manifest = list(read_install_manifest(settings.build_dir) if install_manifest is None else install_manifest)
     remover = _Remover(Guard(root, tracked or ()), dry_run)
-    for path in manifest:
-        path = path if path.is_absolute() else root / path
-        remover.candidate(path)
-        # CMake installs into the package tree: folders it leaves empty there go too.
-        remover.prune_empty_parents(path, settings.package_dir.resolve())
-    for path in [*build_outputs(settings), *extra, *(ignored_paths(root) if include_ignored else ())]:
-        remover.candidate(path)
+    build_dir = settings.build_dir
+    refusal = build_folder_refusal(settings, dry_run)
+    if refusal:
+        remover.report.kept.append((build_dir, refusal))
+    owned = refusal is None and build_dir.is_dir()
+    # A build running in the folder finishes first (its lock), and none starts meanwhile; a
+    # dry run writes nothing, the lock file included.
+    with lock_build_folder(build_dir) if owned and not dry_run else nullcontext():
+        # Only the install manifest of a folder buildkit made is trusted to name its files.
+        if install_manifest is None:
+            install_manifest = read_install_manifest(build_dir) if owned else ()
+        for path in install_manifest:
+            path = path if path.is_absolute() else root / path
+            remover.candidate(path)
+            # CMake installs into the package tree: folders it leaves empty there go too.
+            remover.prune_empty_parents(path, settings.package_dir.resolve())
+        outputs = [path for path in build_outputs(settings) if refusal is None or path != build_dir]
+        for path in [*outputs, *extra, *(ignored_paths(root) if include_ignored else ())]:
+            remover.candidate(path)
     _print_report(remover.report, root)
     return remover.report
+
+
+def build_folder_refusal(settings: ProjectSettings, dry_run: bool) -> str | None:
+    """Why ``clean`` keeps the configured build folder (None: it may go): only a folder that
+    buildkit claimed (its marker; an earlier buildkit's build folder is adopted) is removed."""
+    build_dir = settings.build_dir
+    if not os.path.lexists(build_dir):
+        return None
+    try:
+        claim_build_folder(build_dir, settings.root, settings.project_folders, write_marker=not dry_run)
+    except BuildFolderRefused as refused:
+        return f"not a build folder buildkit made: {refused.reason}"
+    return None
 
 
 def _human(size: int) -> str:

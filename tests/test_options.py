@@ -181,6 +181,36 @@ def test_reserved_install_prefix_is_refused(layer):
         load_options(None, env, cs)
 
 
+@pytest.mark.parametrize(("table", "environ", "config", "named"), [
+    ('cmake-defines = { CMAKE_INSTALL_PREFIX = "/opt" }', {}, None,
+     "CMAKE_INSTALL_PREFIX is set in [tool.buildkit] cmake-defines"),
+    ('cmake-defines = { "CMAKE_INSTALL_PREFIX:PATH" = "/opt" }', {}, None,
+     "CMAKE_INSTALL_PREFIX:PATH is set in [tool.buildkit] cmake-defines"),
+    ("", {"CMAKE_INSTALL_PREFIX:PATH": "/opt"}, None, "CMAKE_INSTALL_PREFIX:PATH is set in the environment"),
+    ("", {}, {"CMAKE_INSTALL_PREFIX:PATH": "/opt"}, "CMAKE_INSTALL_PREFIX:PATH is set in the config settings"),
+    ('cmake-aliases = { OPT_PREFIX = "CMAKE_INSTALL_PREFIX" }', {"OPT_PREFIX": "/opt"}, None,
+     "CMAKE_INSTALL_PREFIX is set in the environment"),
+    ("", {"CMAKE_ARGS": "-DCMAKE_INSTALL_PREFIX=/opt"}, None, "-DCMAKE_INSTALL_PREFIX=/opt is set in CMAKE_ARGS"),
+    ("", {"CMAKE_ARGS": "-G Ninja -DCMAKE_INSTALL_PREFIX:PATH=/opt"}, None,
+     "-DCMAKE_INSTALL_PREFIX:PATH=/opt is set in CMAKE_ARGS (environment)"),
+    ("", {"CMAKE_ARGS": "-D CMAKE_INSTALL_PREFIX=/opt"}, None, "-D CMAKE_INSTALL_PREFIX=/opt is set in CMAKE_ARGS"),
+    ("", {}, {"CMAKE_ARGS": "--install-prefix /opt"}, "--install-prefix is set in CMAKE_ARGS (config setting)"),
+    ("", {"CMAKE_ARGS": "--install-prefix=/opt"}, None, "--install-prefix=/opt is set in CMAKE_ARGS"),
+])
+def test_install_prefix_is_refused_in_every_spelling(tmp_path, table, environ, config, named):
+    settings = write_project(tmp_path, table)
+    with pytest.raises(ConfigError) as info:
+        load_options(settings, environ, config)
+    assert named in info.value.message and "buildkit sets the install prefix itself" in info.value.message
+    assert "build a wheel and install that" in info.value.hint
+
+
+@pytest.mark.parametrize("arguments", ["-DCMAKE_INSTALL_PREFIXES=/opt", "-DMY_CMAKE_INSTALL_PREFIX=/opt",
+                                       "-D CMAKE_INSTALL_LIBDIR=lib64", "-DCMAKE_INSTALL_PREFIX_FOO:PATH=/opt"])
+def test_names_that_only_look_like_the_install_prefix_pass(arguments):
+    assert load_options(None, {"CMAKE_ARGS": arguments}).cmake_args
+
+
 def test_prefix_path_is_merged_without_repeats():
     options = load_options(None, {"CMAKE_PREFIX_PATH": "/user/a:/site;/user/b"})
     assert merged_prefix_path(options, ["/site", "/lib"]) == "/site;/lib;/user/a;/user/b"

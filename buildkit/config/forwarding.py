@@ -8,6 +8,7 @@ from the environment itself and the ones buildkit interprets are not.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from buildkit.config.settings import ProjectSettings
@@ -59,11 +60,6 @@ def forwarded_defines(settings: ProjectSettings | None, switches: frozenset[str]
     environment, then the config settings; ``switches`` are buildkit's own variables, never forwarded."""
     aliases: Mapping[str, str] = settings.cmake_aliases if settings else {}
     extra = frozenset(settings.cmake_forward if settings else ())
-    for layer_name, layer in (("config setting", config), ("environment", environ)):
-        for reserved in RESERVED_VARIABLES & set(layer):
-            raise ConfigError(
-                f"{reserved} is set in the {layer_name}, but buildkit sets it: CMake installs into the package tree.",
-                f"Unset {reserved}. To install somewhere else, build a wheel and install that.")
     defines: dict[str, str] = {}
     sources: dict[str, str] = {}
     toml_defines = settings.cmake_defines if settings else {}
@@ -76,4 +72,28 @@ def forwarded_defines(settings: ProjectSettings | None, switches: frozenset[str]
                 defines[target], sources[f"-D{target}"] = value, layer_name
             elif _is_forwarded(name, extra, switches):
                 defines[name], sources[f"-D{name}"] = value, layer_name
+    for name in defines:
+        if name.split(":", 1)[0] in RESERVED_VARIABLES:  # CMake's NAME:TYPE spelling sets the same variable
+            layer_name = sources[f"-D{name}"]
+            _refuse_reserved(name, "[tool.buildkit] cmake-defines" if layer_name == "[tool.buildkit]" else
+                             f"the {layer_name}s" if layer_name == "config setting" else f"the {layer_name}")
     return defines, sources
+
+
+def refuse_reserved_arguments(arguments: tuple[str, ...], source: str) -> None:
+    """Refuse CMAKE_ARGS that set a reserved variable: ``-DNAME=``, ``-DNAME:TYPE=``,
+    ``-D NAME=`` and CMake's ``--install-prefix``."""
+    for index, argument in enumerate(arguments):
+        definition = arguments[index + 1] if argument == "-D" and index + 1 < len(arguments) else argument[2:]
+        if argument.startswith("-D") and re.split(r"[:=]", definition, maxsplit=1)[0] in RESERVED_VARIABLES:
+            _refuse_reserved(f"{argument} {definition}" if argument == "-D" else argument, f"CMAKE_ARGS ({source})")
+        if argument.split("=", 1)[0] == "--install-prefix":
+            _refuse_reserved(argument, f"CMAKE_ARGS ({source})")
+
+
+def _refuse_reserved(spelling: str, where: str) -> None:
+    raise ConfigError(
+        f"{spelling} is set in {where}, but buildkit sets the install prefix itself: CMake installs into the "
+        "package tree (the folder `install-prefix` in [tool.buildkit] picks), or into a wheel's staging tree.",
+        "Remove it. To install somewhere else, build a wheel and install that; to put files in another folder "
+        "of the package, give the install rule a relative DESTINATION.")

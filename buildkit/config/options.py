@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from buildkit._util import console
-from buildkit.config.forwarding import CMAKE_ENVIRONMENT_VARIABLES, HANDLED_VARIABLES, define_value, forwarded_defines
+from buildkit.config.forwarding import (
+    CMAKE_ENVIRONMENT_VARIABLES,
+    HANDLED_VARIABLES,
+    define_value,
+    forwarded_defines,
+    refuse_reserved_arguments,
+)
 from buildkit.config.modes import WheelMode
 from buildkit.config.parsing import (  # noqa: F401 - re-exported: the parsers belong to the options' API
     BUILD_TYPES,
@@ -336,6 +342,7 @@ def load_options(settings: ProjectSettings | None = None, environ: Mapping[str, 
             f"Set one of them to 0: {lib}=1 builds the C++ library wheel, {py}=1 the Python wheel "
             "that depends on it; leave both unset for one full wheel.")
     release_variable = merge_project_named(values, sources, {o.field: o.env for o in table})
+    refuse_reserved_arguments(values["cmake_args"], sources["cmake_args"])
     defines, define_sources = forwarded_defines(settings, buildkit_switches(table), config, environ)
     sources.update(define_sources)
     return BuildOptions(

@@ -50,7 +50,6 @@ def _is_entry_point(text: str) -> bool:
     return re.fullmatch(r"\s*[A-Za-z_][\w.]*\s*:\s*[A-Za-z_][\w.]*\s*", text) is not None
 
 
-def _is_module_path(text: str) -> bool:
 # The entry-points specification's recommended names (packaging.python.org, "Entry points
 # specification"): a console script's name becomes a file in the environment's scripts
 # folder and a command in a shell, so a path separator, whitespace or a shell
@@ -62,12 +61,12 @@ def is_script_name(text: str) -> bool:
     return re.fullmatch(r"[\w.-]+", text, re.ASCII) is not None and text.strip(".") != ""
 
 
+def _is_module_path(text: str) -> bool:
     """A module file below the package folder ('' for none): identifiers joined by ``/``, so
     no absolute path and no ``..`` can take it out of the package."""
     return text == "" or (text.endswith(".py") and all(part.isidentifier() for part in text[:-3].split("/")))
 
 
-def _is_distribution_name(text: str) -> bool:
 def _is_inside_project(text: str) -> bool:
     return inside_project(text) is not None
 
@@ -76,6 +75,7 @@ def _are_inside_project(paths: tuple[str, ...]) -> bool:
     return all(map(_is_inside_project, paths))
 
 
+def _is_distribution_name(text: str) -> bool:
     return re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", text) is not None
 
 

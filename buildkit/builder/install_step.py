@@ -32,7 +32,7 @@ from pathlib import Path
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_atomic, write_text_if_changed
-from buildkit.builder import install_record, install_summary, install_tree
+from buildkit.builder import install_record, install_summary, install_tree, module_shadows
 from buildkit.builder.build_output import StepResult, log_dir, run_step
 from buildkit.builder.install_manifest import INSTALL_MANIFEST, STATE, manifest_copy, prefix_key, read_names
 from buildkit.builder.install_record import (
@@ -179,6 +179,10 @@ class PackageTreeInstall:
         outputs = read_partial_output(self.output_path) if result is not None else {}
         new = self._new_record(active, record, plan, outputs)
         copied = self._copy_changed(active, plan, record, outputs, new)
+        # Before the manifests are rewritten: they say which files buildkit may remove.
+        module_shadows.remove_shadowing_modules(
+            [path for key in plan.runs for path in new.units[key].outputs]
+            + [installed for copies in plan.copies.values() for _, installed in copies], self.build_dir)
         same_outputs = (record is not None and not check.unfinished and set(new.units) == set(record.units)
                         and all(new.units[key].outputs == record.units[key].outputs for key in plan.runs))
         self._finish(new, record if same_outputs else None)
@@ -377,6 +381,7 @@ class PackageTreeInstall:
         result = run_step("install", command, build_dir=self.build_dir, verbose=self.verbose,
                           env={**os.environ, "CMAKE_INSTALL_ALWAYS": "1"})
         written = set(read_names(self.build_dir / INSTALL_MANIFEST))
+        module_shadows.remove_shadowing_modules(sorted(written), self.build_dir)
         self.outputs_changed = self.manifest() != written
         self.prune_stale(self.manifest() - written)
         write_atomic(self.manifest_copy, "".join(f"{p}\n" for p in sorted(written)).encode("utf-8"))

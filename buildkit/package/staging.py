@@ -20,9 +20,10 @@ import shutil
 from pathlib import Path, PurePosixPath
 from typing import Collection, Iterable
 
+from buildkit._util import console
 from buildkit._util.git import run_git
 from buildkit.config.python_layout import PythonLayout
-from buildkit.package.contents import module_suffixes
+from buildkit.package.contents import is_extension_module, module_suffixes
 from buildkit.package.layout import files_below
 from buildkit.package.links import LinkGuard
 from buildkit.package.version import is_generated_version_file
@@ -37,8 +38,16 @@ def staging_root(build_dir: Path) -> Path:
 
 
 def _in_place_outputs(name: str) -> bool:
-    """Extension modules ``build_ext --inplace`` (or an earlier develop) left beside the sources."""
-    return name.endswith(module_suffixes())
+    """Extension modules ``build_ext --inplace`` (or an earlier develop) left beside the
+    sources.  This interpreter's are superseded by the staging tree's install; another
+    interpreter's or ABI's would ship under a tag that cannot load them, so each is named."""
+    if name.endswith(module_suffixes()):
+        return True
+    if is_extension_module(name):
+        console.info(f"left out of the wheel: {name}, an extension module for another Python than this "
+                     f"build's ({module_suffixes()[0]}), left in the package tree by an in-place build")
+        return True
+    return False
 
 
 def source_files(project_root: Path, layout: PythonLayout, develop_outputs: Collection[str | Path], *,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from buildkit.frontends.setuptools.commands.bdist_wheel import BdistWheel
 from buildkit.frontends.setuptools.commands.build_ext import BuildExt
 from buildkit.frontends.setuptools.commands.build_py import BuildPy
+from buildkit.frontends.setuptools.commands.build_scripts import BuildScripts
 from buildkit.frontends.setuptools.commands.clean import Clean
 from buildkit.frontends.setuptools.commands.develop import Develop
 from buildkit.frontends.setuptools.commands.egg_info import EggInfo
@@ -21,6 +22,7 @@ def cmdclass() -> dict[str, type]:
     return {
         "build_ext": BuildExt,
         "build_py": BuildPy,
+        "build_scripts": BuildScripts,
         "develop": Develop,
         "egg_info": EggInfo,
         "clean": Clean,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import filecmp
+import os
 import shutil
 from pathlib import Path
 
@@ -32,6 +33,17 @@ class BuildExt(_build_ext):
             self._place_cmake_extension(ext)
         else:
             super().build_extension(ext)
+
+    def get_ext_filename(self, fullname: str) -> str:
+        """A CMake-built module keeps the suffix CMake gave it: setuptools' name has this
+        interpreter's suffix, and a ``.abi3.so`` copied in place under it shadowed every
+        later build of the module (Python imports ``.cpython-3XY-...so`` first)."""
+        ext = self.ext_map.get(fullname)  # asked by dotted name, and by its last part alone
+        if isinstance(ext, CMakeBuiltExtension):
+            built = installed_module_path(project_of(self.distribution).package_root, ext.name)
+            if built is not None:
+                return os.path.join(*fullname.split(".")[:-1], built.name)
+        return super().get_ext_filename(fullname)
 
     def _place_cmake_extension(self, ext: CMakeBuiltExtension) -> None:
         project = project_of(self.distribution)

@@ -1,0 +1,45 @@
+"""``build_scripts`` that copies a compiled program as it is.
+
+setuptools reads every script as Python source to rewrite its ``#!`` line, and a
+native executable installed to the scripts folder (scikit-build-core's
+``SKBUILD_SCRIPTS_DIR``) stopped the wheel build with "SyntaxError: invalid or
+missing encoding declaration".  A native binary is copied byte for byte, its
+executable bit kept; every other script goes through setuptools as before.
+"""
+
+from __future__ import annotations
+
+import os
+
+# setuptools has no build_scripts of its own: it runs distutils', which importing
+# setuptools first provides (its vendored copy; Python 3.12 has no distutils).
+import setuptools  # noqa: F401
+
+# isort: split
+from distutils.command.build_scripts import build_scripts as _build_scripts
+
+from buildkit.package.contents import HEAD_SIZE, binary_format
+
+
+def is_native_program(path: str) -> bool:
+    with open(path, "rb") as handle:
+        return binary_format(handle.read(HEAD_SIZE)) is not None
+
+
+class BuildScripts(_build_scripts):
+    def copy_scripts(self) -> tuple[list[str], list[str]]:
+        scripts = list(self.scripts or ())
+        programs = [script for script in scripts if is_native_program(script)]
+        self.scripts = [script for script in scripts if script not in programs]
+        try:
+            outfiles, updated = super().copy_scripts() if self.scripts else ([], [])
+        finally:
+            self.scripts = scripts
+        self.mkpath(self.build_dir)
+        for program in programs:
+            target = os.path.join(self.build_dir, os.path.basename(program))
+            outfiles.append(target)
+            _, copied = self.copy_file(program, target, preserve_mode=True)
+            if copied:
+                updated.append(target)
+        return outfiles, updated

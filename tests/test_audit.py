@@ -132,6 +132,14 @@ def _other_python(tmp_path, libs, files):
     return {}
 
 
+def _version_module_in_abi3(tmp_path, libs, files):
+    # An in-place develop leftover: an abi3 wheel may hold only .abi3.so (or plain .so) modules.
+    del files["pkg/_ext.cpython-311-x86_64-linux-gnu.so"]
+    files["pkg/_ext.abi3.so"] = libs["ext"]
+    files["pkg/_ext.cpython-312-x86_64-linux-gnu.so"] = libs["ext"]
+    return {"tag": "cp312-abi3-linux_x86_64"}
+
+
 def _extension_in_py3_none(tmp_path, libs, files):
     return {"tag": "py3-none-linux_x86_64"}
 
@@ -154,6 +162,7 @@ def _build_path(tmp_path, libs, files):
     (_static_archive, "content", ["pkg/lib/libtiny.a", "static archive"]),
     (_world_writable, "mode", ["pkg/data.txt", "world-writable", "0o666"]),
     (_other_python, "tag", ["cpython-310", "another Python ABI", "cp311"]),
+    (_version_module_in_abi3, "tag", ["pkg/_ext.cpython-312-x86_64-linux-gnu.so", "another Python ABI", "abi3"]),
     (_extension_in_py3_none, "tag", ["no Python ABI"]),
     (_outside, "layout", ["otherpkg/__init__.py", "outside the distribution's own folders"]),
     (_build_path, "paths", ["pkg/lib/libwhere.so", "embeds the build path", "project/build"]),

@@ -196,6 +196,7 @@ def test_reserved_install_prefix_is_refused(layer):
     ("", {"CMAKE_ARGS": "-D CMAKE_INSTALL_PREFIX=/opt"}, None, "-D CMAKE_INSTALL_PREFIX=/opt is set in CMAKE_ARGS"),
     ("", {}, {"CMAKE_ARGS": "--install-prefix /opt"}, "--install-prefix is set in CMAKE_ARGS (config setting)"),
     ("", {"CMAKE_ARGS": "--install-prefix=/opt"}, None, "--install-prefix=/opt is set in CMAKE_ARGS"),
+    ("", {"DESTDIR": "/stage"}, None, "DESTDIR=/stage is set in the environment"),
 ])
 def test_install_prefix_is_refused_in_every_spelling(tmp_path, table, environ, config, named):
     settings = write_project(tmp_path, table)

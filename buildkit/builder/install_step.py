@@ -34,6 +34,7 @@ from buildkit._util import console
 from buildkit._util.fileutil import write_atomic, write_text_if_changed
 from buildkit.builder import install_record, install_summary, install_tree, module_shadows
 from buildkit.builder.build_output import StepResult, log_dir, run_step
+from buildkit.builder.install_destinations import DestinationCheck, check_written
 from buildkit.builder.install_manifest import INSTALL_MANIFEST, STATE, manifest_copy, prefix_key, read_names
 from buildkit.builder.install_record import (
     Fingerprint,
@@ -145,6 +146,7 @@ class PackageTreeInstall:
             except (UnreadableScript, OSError, UnicodeDecodeError, AttributeError) as exc:
                 return InstallCheck(unreadable=f"buildkit could not read {self.build_dir / SCRIPT} rule by rule "
                                                f"({exc})")
+            DestinationCheck(self.install_prefix, self.build_dir).check_units(scripts.units)
             unfinished = self.pending.exists()
             record = None if unfinished else install_record.load(self.record_path, self.install_prefix,
                                                                  self.build_type)
@@ -177,6 +179,7 @@ class PackageTreeInstall:
         self.pending.touch()
         result = self._run(scripts, plan) if plan.runs else None
         outputs = read_partial_output(self.output_path) if result is not None else {}
+        check_written([path for paths in outputs.values() for path in paths], self.install_prefix)
         new = self._new_record(active, record, plan, outputs)
         copied = self._copy_changed(active, plan, record, outputs, new)
         # Before the manifests are rewritten: they say which files buildkit may remove.
@@ -372,6 +375,7 @@ class PackageTreeInstall:
 
     def _install_everything(self, reason: str) -> StepResult:
         console.warn(f"{reason}; installing with a whole `cmake --install` each time, which copies every file.")
+        DestinationCheck(self.install_prefix, self.build_dir).check_scripts()
         install_summary.forget(str(self.summary_path))
         self.pending.parent.mkdir(parents=True, exist_ok=True)
         self.pending.touch()
@@ -381,6 +385,7 @@ class PackageTreeInstall:
         result = run_step("install", command, build_dir=self.build_dir, verbose=self.verbose,
                           env={**os.environ, "CMAKE_INSTALL_ALWAYS": "1"})
         written = set(read_names(self.build_dir / INSTALL_MANIFEST))
+        check_written(written, self.install_prefix)  # the pending marker stays: the next run installs again
         module_shadows.remove_shadowing_modules(sorted(written), self.build_dir)
         self.outputs_changed = self.manifest() != written
         self.prune_stale(self.manifest() - written)

@@ -60,6 +60,8 @@ def forwarded_defines(settings: ProjectSettings | None, switches: frozenset[str]
     environment, then the config settings; ``switches`` are buildkit's own variables, never forwarded."""
     aliases: Mapping[str, str] = settings.cmake_aliases if settings else {}
     extra = frozenset(settings.cmake_forward if settings else ())
+    if environ.get("DESTDIR"):  # CMake puts every installed file under it, and its manifest does not say so
+        _refuse_reserved(f"DESTDIR={environ['DESTDIR']}", "the environment")
     defines: dict[str, str] = {}
     sources: dict[str, str] = {}
     toml_defines = settings.cmake_defines if settings else {}

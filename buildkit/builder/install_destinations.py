@@ -1,0 +1,291 @@
+"""Where an install may write: into its prefix (and CMake code into the project's own
+folders), nowhere else.
+
+A rule's ``DESTINATION`` is relative to the prefix, so that ``cmake --install --prefix``
+moves it: into the package tree for develop, into a staging tree for a wheel.  An
+absolute one is not moved.  ``${CMAKE_INSTALL_PREFIX}/docs`` is one too: CMake expands
+the variable when it configures, and ``cmake_install.cmake`` holds the absolute path.
+A destination that climbs out with ``..`` is moved and still lands outside.
+
+Two checks, both failing loudly:
+
+* before anything installs, every rule's ``file(INSTALL DESTINATION ...)``, and the
+  paths that ``install(CODE)``/``install(SCRIPT)`` code plainly writes (``file(WRITE
+  /abs ...)``, ``file(COPY ... DESTINATION /abs)``, ``configure_file(in /abs)``);
+* after an install, every file CMake reports written (its install manifest) must be
+  inside the prefix, also through symbolic links.
+
+``install(CODE|SCRIPT)`` runs arbitrary CMake: a write through ``execute_process``, a
+computed path or a file the manifest does not list escapes both.  Only a sandbox could
+contain it (docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from buildkit.builder.install_script import SCRIPT, Command, InstallUnit, UnreadableScript, commands
+from buildkit.errors import BuildkitError
+
+PREFIX_VARIABLE = "${CMAKE_INSTALL_PREFIX}"
+_WORDS = re.compile(r'"(?:[^"\\]|\\.)*"|[^\s"]+')
+_HEADER = re.compile(r"^# Install script for directory: (.+)$", re.MULTILINE)
+_CONFIGURED_PREFIX = re.compile(r'set\(CMAKE_INSTALL_PREFIX "([^"]*)"\)')
+_INCLUDED = re.compile(r'include\("([^"]+)"\)')
+# file() subcommands that write, and which of their arguments name what they write:
+# an index among the positional arguments, "all", or the keyword the path follows.
+_FILE_WRITES: dict[str, int | str] = {
+    "WRITE": 0, "APPEND": 0, "TOUCH": "all", "TOUCH_NOCREATE": "all", "MAKE_DIRECTORY": "all",
+    "REMOVE": "all", "REMOVE_RECURSE": "all", "RENAME": 1, "COPY_FILE": 1, "CREATE_LINK": 1, "DOWNLOAD": 1,
+    "COPY": "DESTINATION", "INSTALL": "DESTINATION", "CONFIGURE": "OUTPUT", "GENERATE": "OUTPUT",
+}
+_KINDS = {"FILE": "install(FILES)", "PROGRAM": "install(PROGRAMS)", "DIRECTORY": "install(DIRECTORY)"}
+_SHOWN = 8  # escapes listed by name in one error
+
+
+@dataclass(frozen=True)
+class Escape:
+    """One install rule that writes outside where it may."""
+
+    cmakelists: str  # the CMakeLists.txt that declared the rule, or its cmake_install.cmake
+    rule: str  # e.g. "install(FILES) of notes.txt"
+    destination: str  # as cmake_install.cmake has it
+    why: str
+    instead: str  # the relative form to use
+
+
+def _words(arguments: str) -> list[str]:
+    return _WORDS.findall(arguments)
+
+
+def _unquoted(word: str) -> str:
+    return word[1:-1] if len(word) >= 2 and word[0] == word[-1] == '"' else word
+
+
+def _climbs_out(relative: str) -> tuple[bool, str]:
+    """Whether a path relative to the prefix leaves it with ``..``, and the path without the
+    ``..`` that leave it (``share/../../up`` -> ``up``): the destination it was likely meant as."""
+    out, kept = False, []
+    for part in relative.split("/"):
+        if part in ("", "."):
+            continue
+        if part != "..":
+            kept.append(part)
+        elif kept:
+            kept.pop()
+        else:
+            out = True
+    return out, "/".join(kept)
+
+
+def _inside(path: str, roots: Iterable[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+class DestinationCheck:
+    """The static check of one install's scripts, before anything is installed."""
+
+    def __init__(self, install_prefix: Path, build_dir: Path):
+        self.install_prefix = str(Path(install_prefix).absolute())
+        self.build_dir = str(Path(build_dir).absolute())
+        self.top_script = Path(self.build_dir) / SCRIPT
+        top = _read(self.top_script)
+        configured = _CONFIGURED_PREFIX.search(top)
+        # The configure's prefix (the project's package folder): CMake code that writes
+        # there, or into the source and build folders, stays in the project.
+        self.configured_prefix = configured.group(1) if configured else None
+        source = _HEADER.search(top)
+        self.writable = [root for root in (self.install_prefix, self.configured_prefix, self.build_dir,
+                                           source.group(1).strip() if source else None) if root]
+        self._cmakelists: dict[Path, str] = {}
+
+    # ------------------------------------------------------------------ entry
+    def check_units(self, units: Iterable[InstallUnit]) -> None:
+        """Refuse, naming each, the rules among ``units`` that an install of all components
+        runs (not EXCLUDE_FROM_ALL) and that would write outside."""
+        escapes: list[Escape] = []
+        for unit in units:
+            if unit.active:
+                escapes += self.escapes(unit.script, unit.text)
+        self._refuse(escapes)
+
+    def check_scripts(self) -> None:
+        """The same check over whole scripts, for an install script read as one piece."""
+        escapes: list[Escape] = []
+        for script in _script_tree(self.top_script):
+            escapes += self.escapes(script, _read(script))
+        self._refuse(escapes)
+
+    def escapes(self, script: Path, text: str) -> list[Escape]:
+        """The escapes of one rule's text (or a whole script's) from ``script``."""
+        try:
+            found = commands(text)
+        except UnreadableScript:
+            return []  # text the reader cannot split is run whole; the manifest check still applies
+        escapes = [escape for command in found if command.name == "file" and command.arguments.lstrip()
+                   .startswith("INSTALL") and (escape := self._install_escape(script, command))]
+        escapes += self._code_escapes(script, found)
+        return escapes
+
+    # ------------------------------------------------------------ the rules
+    def _install_escape(self, script: Path, command: Command) -> Escape | None:
+        words = _words(command.arguments)
+        if len(words) < 3 or words[1] != "DESTINATION":
+            return None
+        destination = _unquoted(words[2])
+        rule = self._describe(words)
+        where = self._where(script)
+        if destination == PREFIX_VARIABLE or destination.startswith(PREFIX_VARIABLE + "/"):
+            out, kept = _climbs_out(destination[len(PREFIX_VARIABLE):])
+            if not out:
+                return None
+            return Escape(where, rule, destination, "climbs out of the prefix with '..'",
+                          f"`DESTINATION {kept}`" if kept else "a folder inside the package, e.g. `DESTINATION share`")
+        if not posixpath.isabs(destination) and not re.match(r"^[A-Za-z]:[/\\]", destination):
+            return None  # another variable: what it expands to is seen by the manifest check
+        configured = self.configured_prefix
+        if configured and _inside(destination, [configured]):
+            relative = posixpath.relpath(destination, configured)
+            return Escape(where, rule, destination,
+                          "is absolute: `${CMAKE_INSTALL_PREFIX}/...` in a DESTINATION is expanded when CMake "
+                          "configures, so a wheel build's install does not move it",
+                          f"`DESTINATION {relative}`")
+        return Escape(where, rule, destination, "is absolute: no install prefix moves it",
+                      "a relative destination such as `DESTINATION share/<name>` or "
+                      "`DESTINATION ${CMAKE_INSTALL_DATADIR}`")
+
+    def _code_escapes(self, script: Path, found: list[Command]) -> list[Escape]:
+        """What install(CODE) and install(SCRIPT) plainly write outside the project's folders."""
+        escapes = []
+        for command in found:
+            if command.name == "include" and (included := _INCLUDED.match(command.text)):
+                path = Path(included.group(1))
+                if path.name != SCRIPT and path.is_file():
+                    try:
+                        inner = commands(_read(path))
+                    except UnreadableScript:
+                        continue
+                    escapes += [Escape(self._where(script), f"install(SCRIPT {path})", target,
+                                       f"is written by `{call}` outside the project and the install prefix",
+                                       _CODE_INSTEAD) for call, target in self._writes(inner)]
+        escapes += [Escape(self._where(script), "install(CODE)", target,
+                           f"is written by `{call}` outside the project and the install prefix", _CODE_INSTEAD)
+                    for call, target in self._writes(found)]
+        return escapes
+
+    def _writes(self, found: list[Command]) -> list[tuple[str, str]]:
+        """(the command, the path) for each path these commands write outside the writable folders."""
+        written = []
+        for command in found:
+            words = [_unquoted(word) for word in _words(command.arguments)]
+            if command.name == "configure_file" and len(words) >= 2:
+                targets = [words[1]]
+            elif (command.name == "file" and words and words[0] in _FILE_WRITES
+                  and words[:2] != ["INSTALL", "DESTINATION"]):  # CMake's own form: _install_escape's
+                targets = _targets(words[1:], _FILE_WRITES[words[0]])
+            else:
+                continue
+            for target in targets:
+                path = self._resolved(target)
+                if path is not None and not _inside(path, self.writable):
+                    written.append((f"{command.name}({words[0]} ...)", target))
+        return written
+
+    def _resolved(self, target: str) -> str | None:
+        """The path a script argument names, None when it depends on what only CMake knows."""
+        path = target.replace(PREFIX_VARIABLE, self.install_prefix).replace("$ENV{DESTDIR}", "")
+        if "$" in path or not path:
+            return None
+        return posixpath.normpath(posixpath.join(self.build_dir, path))  # cmake -P runs in the build folder
+
+    # ----------------------------------------------------------- reporting
+    def _describe(self, words: list[str]) -> str:
+        kind = words[4] if len(words) > 4 and words[3] == "TYPE" else ""
+        files = [posixpath.basename(_unquoted(word).rstrip("/")) for word in
+                 words[words.index("FILES") + 1:] if word.startswith('"')] if "FILES" in words else []
+        what = _KINDS.get(kind, "install(TARGETS)" if kind.endswith(("LIBRARY", "EXECUTABLE")) else "install rule")
+        if any("/CMakeFiles/Export/" in word for word in words):
+            what = "install(EXPORT)"
+        return f"{what} of {', '.join(files[:3])}" if files else what
+
+    def _where(self, script: Path) -> str:
+        if script not in self._cmakelists:
+            header = _HEADER.search(_read(script)[:4096])
+            self._cmakelists[script] = (f"{header.group(1).strip()}/CMakeLists.txt" if header else str(script))
+        return self._cmakelists[script]
+
+    def _refuse(self, escapes: list[Escape]) -> None:
+        if not escapes:
+            return
+        lines = [f"- {e.cmakelists}: {e.rule}, destination {e.destination} {e.why}; use {e.instead}"
+                 for e in escapes[:_SHOWN]]
+        if len(escapes) > _SHOWN:
+            lines.append(f"- and {len(escapes) - _SHOWN} more")
+        raise BuildkitError(
+            f"{len(escapes)} install rule(s) would write outside the install prefix {self.install_prefix}; "
+            "buildkit installed nothing:\n" + "\n".join(lines),
+            "Install into a destination relative to the prefix (`DESTINATION docs`, or GNUInstallDirs' "
+            "`${CMAKE_INSTALL_DATADIR}`): buildkit points the prefix at the package tree, or at a wheel's "
+            "staging tree.")
+
+
+_CODE_INSTEAD = ("a path under `${CMAKE_INSTALL_PREFIX}` (written `\\${CMAKE_INSTALL_PREFIX}` inside "
+                 "install(CODE \"...\"), so that it is expanded when the install runs)")
+
+
+def _targets(arguments: list[str], which: int | str) -> list[str]:
+    if which == "all":
+        return arguments
+    if isinstance(which, int):
+        return arguments[which:which + 1]
+    return [arguments[i + 1] for i, word in enumerate(arguments[:-1]) if word == which]
+
+
+def _read(script: Path) -> str:
+    try:
+        return Path(script).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _script_tree(top: Path) -> list[Path]:
+    """``top`` and the cmake_install.cmake scripts it includes, found without parsing it."""
+    found, pending = [], [top]
+    while pending:
+        script = pending.pop(0)
+        if script in found:
+            continue
+        found.append(script)
+        pending += [Path(path) for path in _INCLUDED.findall(_read(script)) if Path(path).name == SCRIPT]
+    return found
+
+
+def check_written(paths: Iterable[str], install_prefix: Path) -> None:
+    """Refuse an install that wrote any of ``paths`` (its manifest) outside ``install_prefix``,
+    also through a symbolic link in the prefix.  Each folder is resolved once: a manifest
+    holds thousands of files in a few hundred folders."""
+    prefix = str(Path(install_prefix).absolute())
+    real_prefix = os.path.realpath(prefix)
+    resolved: dict[str, str] = {}
+    outside = []
+    for path in paths:
+        normal = os.path.normpath(os.path.join(prefix, path))
+        folder = os.path.dirname(normal)
+        if folder not in resolved:
+            resolved[folder] = os.path.realpath(folder)
+        if not _inside(resolved[folder], [real_prefix]):
+            outside.append(os.path.join(resolved[folder], os.path.basename(normal)))
+    if outside:
+        shown = "\n".join(f"- {path}" for path in outside[:_SHOWN])
+        more = f"\n- and {len(outside) - _SHOWN} more" if len(outside) > _SHOWN else ""
+        raise BuildkitError(
+            f"The install wrote {len(outside)} file(s) outside the install prefix {prefix} (CMake's install "
+            f"manifest lists them):\n{shown}{more}",
+            "Remove them, and give the rules that installed them a destination relative to the prefix "
+            "(`DESTINATION docs`, `${CMAKE_INSTALL_DATADIR}`); no variable in a DESTINATION may climb out with "
+            "'..'. The next build installs every rule again.")

@@ -1,0 +1,1 @@
+int hostile_answer() { return 42; }

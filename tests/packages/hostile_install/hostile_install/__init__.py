@@ -1,0 +1,1 @@
+"""buildkit test package: see CMakeLists.txt."""

@@ -29,6 +29,7 @@ from buildkit.config.forwarding import (
 from buildkit.config.modes import WheelMode
 from buildkit.config.parsing import (  # noqa: F401 - re-exported: the parsers belong to the options' API
     BUILD_TYPES,
+    check_text,
     FALSE_WORDS,
     TRUE_WORDS,
     parse_args,
@@ -344,6 +345,8 @@ def load_options(settings: ProjectSettings | None = None, environ: Mapping[str, 
     release_variable = merge_project_named(values, sources, {o.field: o.env for o in table})
     refuse_reserved_arguments(values["cmake_args"], sources["cmake_args"])
     defines, define_sources = forwarded_defines(settings, buildkit_switches(table), config, environ)
+    for name, value in defines.items():
+        check_text(value, f"-D{name} (from {define_sources.get(f'-D{name}', 'the environment')})")
     sources.update(define_sources)
     return BuildOptions(
         **values,
@@ -369,9 +372,10 @@ def _config_value(key: str, value: Any) -> str:
 def _resolve(option: Option, config: Mapping[str, str], environ: Mapping[str, str],
              toml_defaults: Mapping[str, Any]) -> tuple[Any, str]:
     if option.env and option.env in config:
-        return option.parse(config[option.env], f"config setting {option.env}"), "config setting"
+        where = f"config setting {option.env}"
+        return option.parse(check_text(config[option.env], where, one_line=False), where), "config setting"
     if option.env and option.env in environ:
-        return option.parse(environ[option.env], option.env), "environment"
+        return option.parse(check_text(environ[option.env], option.env, one_line=False), option.env), "environment"
     if option.key and option.key in toml_defaults:
         return toml_defaults[option.key], "[tool.buildkit]"
     return option.default, "default"
@@ -386,6 +390,8 @@ def _toml_default(option: Option, raw: Any, pyproject: Path) -> Any:
     native = _toml_types(option.field)
     if not isinstance(raw, (str, *native)) or (isinstance(raw, bool) and bool not in native):
         raise ConfigError(wrong, option.doc + found)
+    if isinstance(raw, str):
+        check_text(raw, where)
     try:
         return option.parse(raw if isinstance(raw, str) else define_value(raw), where)
     except ConfigError as error:

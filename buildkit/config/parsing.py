@@ -15,6 +15,34 @@ FALSE_WORDS = ("0", "off", "no", "false", "n", "disable", "disabled", "")
 BUILD_TYPES = ("Debug", "Release", "RelWithDebInfo", "MinSizeRel")
 
 
+# buildkit hands each value to CMake as one command-line argument (-DNAME=VALUE), and
+# Linux limits one argument to 128 KiB (MAX_ARG_STRLEN): a longer one fails the start
+# of cmake itself, which would read as a missing tool.
+MAX_VALUE_BYTES = 64 * 1024
+
+
+def check_text(value: str, where: str, *, one_line: bool = True) -> str:
+    """``value`` when buildkit can pass it on; else one ConfigError naming ``where``: a NUL
+    (no command line can hold one), a line break where the value becomes a CMake cache
+    entry (CMake keeps the first line and drops the rest without an error), or a value
+    longer than MAX_VALUE_BYTES."""
+    shown = value if len(value) <= 60 else value[:57] + "..."
+    if "\0" in value:
+        raise ConfigError(f"{where} contains a NUL character: {shown!r}.",
+                          "Remove it; no command line can pass a NUL to CMake or the compiler.")
+    if one_line and ("\n" in value or "\r" in value):
+        raise ConfigError(f"{where} contains a line break: {shown!r}.",
+                          "Write it on one line: CMake keeps only the first line of a cache value and drops "
+                          "the rest. For a list, separate the items with ';'.")
+    size = len(value.encode("utf-8", errors="surrogateescape"))
+    if size > MAX_VALUE_BYTES:
+        raise ConfigError(f"{where} is {size:,} bytes long: {shown!r}.",
+                          f"buildkit passes it to CMake as one command-line argument; keep it under "
+                          f"{MAX_VALUE_BYTES // 1024} KiB (Linux refuses arguments over 128 KiB). Put long lists "
+                          "in a file that CMakeLists.txt reads (file(STRINGS ...)) and pass its path.")
+    return value
+
+
 def parse_bool(value: str, name: str) -> bool:
     """The one strict boolean parser: unknown words are errors, never False."""
     word = value.strip().lower()

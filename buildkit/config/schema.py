@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Union
 
+from buildkit.config.parsing import check_text
 from buildkit.errors import ConfigError
 
 _METADATA_KEY = "buildkit.setting"
@@ -195,6 +196,8 @@ def _convert(hint: Any, value: Any, location: Location, lone_string: bool = Fals
         if not isinstance(value, dict):
             raise _Mismatch
         return {name: _element(args[1], item, (*location, name)) for name, item in value.items()}
+    if isinstance(value, str):
+        check_text(value, show(location))
     return _scalar(hint, value)
 
 

@@ -44,6 +44,13 @@ _FILE_WRITES: dict[str, int | str] = {
     "REMOVE": "all", "REMOVE_RECURSE": "all", "RENAME": 1, "COPY_FILE": 1, "CREATE_LINK": 1, "DOWNLOAD": 1,
     "COPY": "DESTINATION", "INSTALL": "DESTINATION", "CONFIGURE": "OUTPUT", "GENERATE": "OUTPUT",
 }
+# CMake writes each rule's file(INSTALL) on one line; reading those lines with a pattern costs
+# a tenth of splitting a script of 8,000 headers into commands.
+_GENERATED_INSTALL = re.compile(r'^\s*file\((INSTALL DESTINATION "[^\n]*)\)\s*$', re.MULTILINE)
+# What may write, besides those lines: a rule's text without any is not split into commands.
+_MAY_WRITE = re.compile(r"(?:file|configure_file|include)\s*\((?!INSTALL DESTINATION )", re.IGNORECASE)
+_EXPANDED_AT_CONFIGURE = ("is absolute: `${CMAKE_INSTALL_PREFIX}/...` in a DESTINATION is expanded when CMake "
+                          "configures, so a wheel build's install does not move it")
 _KINDS = {"FILE": "install(FILES)", "PROGRAM": "install(PROGRAMS)", "DIRECTORY": "install(DIRECTORY)"}
 _SHOWN = 8  # escapes listed by name in one error
 
@@ -123,41 +130,38 @@ class DestinationCheck:
 
     def escapes(self, script: Path, text: str) -> list[Escape]:
         """The escapes of one rule's text (or a whole script's) from ``script``."""
-        try:
-            found = commands(text)
-        except UnreadableScript:
-            return []  # text the reader cannot split is run whole; the manifest check still applies
-        escapes = [escape for command in found if command.name == "file" and command.arguments.lstrip()
-                   .startswith("INSTALL") and (escape := self._install_escape(script, command))]
-        escapes += self._code_escapes(script, found)
+        escapes = [escape for line in _GENERATED_INSTALL.findall(text) if (escape := self._install_escape(script, line))]
+        if _MAY_WRITE.search(text):
+            try:
+                escapes += self._code_escapes(script, commands(text))
+            except UnreadableScript:
+                pass  # text the reader cannot split is run whole; the manifest check still applies
         return escapes
 
     # ------------------------------------------------------------ the rules
-    def _install_escape(self, script: Path, command: Command) -> Escape | None:
-        words = _words(command.arguments)
-        if len(words) < 3 or words[1] != "DESTINATION":
+    def _install_escape(self, script: Path, arguments: str) -> Escape | None:
+        """The escape of a ``file(INSTALL DESTINATION ...)`` as CMake writes it, given its arguments."""
+        destination = _unquoted(_WORDS.match(arguments, len("INSTALL DESTINATION ")).group())
+        verdict = self._verdict(destination)
+        if verdict is None:
             return None
-        destination = _unquoted(words[2])
-        rule = self._describe(words)
-        where = self._where(script)
+        return Escape(self._where(script), self._describe(_words(arguments)), destination, *verdict)
+
+    def _verdict(self, destination: str) -> tuple[str, str] | None:
+        """Why ``destination`` leaves the prefix and what to write instead; None when it stays inside."""
         if destination == PREFIX_VARIABLE or destination.startswith(PREFIX_VARIABLE + "/"):
             out, kept = _climbs_out(destination[len(PREFIX_VARIABLE):])
             if not out:
                 return None
-            return Escape(where, rule, destination, "climbs out of the prefix with '..'",
-                          f"`DESTINATION {kept}`" if kept else "a folder inside the package, e.g. `DESTINATION share`")
+            return ("climbs out of the prefix with '..'",
+                    f"`DESTINATION {kept}`" if kept else "a folder inside the package, e.g. `DESTINATION share`")
         if not posixpath.isabs(destination) and not re.match(r"^[A-Za-z]:[/\\]", destination):
             return None  # another variable: what it expands to is seen by the manifest check
         configured = self.configured_prefix
         if configured and _inside(destination, [configured]):
-            relative = posixpath.relpath(destination, configured)
-            return Escape(where, rule, destination,
-                          "is absolute: `${CMAKE_INSTALL_PREFIX}/...` in a DESTINATION is expanded when CMake "
-                          "configures, so a wheel build's install does not move it",
-                          f"`DESTINATION {relative}`")
-        return Escape(where, rule, destination, "is absolute: no install prefix moves it",
-                      "a relative destination such as `DESTINATION share/<name>` or "
-                      "`DESTINATION ${CMAKE_INSTALL_DATADIR}`")
+            return (_EXPANDED_AT_CONFIGURE, f"`DESTINATION {posixpath.relpath(destination, configured)}`")
+        return ("is absolute: no install prefix moves it",
+                "a relative destination such as `DESTINATION share/<name>` or `DESTINATION ${CMAKE_INSTALL_DATADIR}`")
 
     def _code_escapes(self, script: Path, found: list[Command]) -> list[Escape]:
         """What install(CODE) and install(SCRIPT) plainly write outside the project's folders."""
@@ -271,15 +275,24 @@ def check_written(paths: Iterable[str], install_prefix: Path) -> None:
     holds thousands of files in a few hundred folders."""
     prefix = str(Path(install_prefix).absolute())
     real_prefix = os.path.realpath(prefix)
-    resolved: dict[str, str] = {}
+    below = prefix.rstrip("/") + "/"
+    verdicts: dict[str, bool] = {prefix: True}  # folder -> inside the prefix, links followed
+
+    def inside(folder: str) -> bool:
+        if folder not in verdicts:
+            parent = os.path.dirname(folder)
+            verdicts[folder] = (folder.startswith(below) and parent != folder and inside(parent)
+                                and (not os.path.islink(folder) or _inside(os.path.realpath(folder), [real_prefix])))
+        return verdicts[folder]
+
     outside = []
     for path in paths:
-        normal = os.path.normpath(os.path.join(prefix, path))
-        folder = os.path.dirname(normal)
-        if folder not in resolved:
-            resolved[folder] = os.path.realpath(folder)
-        if not _inside(resolved[folder], [real_prefix]):
-            outside.append(os.path.join(resolved[folder], os.path.basename(normal)))
+        # Most entries are plain absolute paths below the prefix: normalised only when they are not.
+        normal = path if path.startswith(below) and "/." not in path and "//" not in path else \
+            os.path.normpath(os.path.join(prefix, path))
+        folder, _, name = normal.rpartition("/")
+        if not inside(folder or "/"):
+            outside.append(os.path.join(os.path.realpath(folder or "/"), name))
     if outside:
         shown = "\n".join(f"- {path}" for path in outside[:_SHOWN])
         more = f"\n- and {len(outside) - _SHOWN} more" if len(outside) > _SHOWN else ""

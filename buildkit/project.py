@@ -22,7 +22,8 @@ from packaging.version import Version
 from buildkit._util import console
 from buildkit._util.resources import cmake_dir
 from buildkit.builder import build_env, file_api, linker_script
-from buildkit.builder.build_folder import lock_own_build_folder
+from buildkit.builder.build_folder import claim_build_folder, lock_own_build_folder
+from buildkit.builder.build_state import LINKER_SCRIPT
 from buildkit.builder.cmake_cache import CMakeCache
 from buildkit.builder.driver import CMakeDriver, DriverResult
 from buildkit.builder.install_manifest import read_install_manifest, read_install_names
@@ -208,7 +209,7 @@ class Project:
         if not self.options.prioritized_text:
             return {}
         return linker_script.cmake_defines(self.root / self.settings.prioritized_text_file,
-                                           self.build_dir / "linker_script.ld")
+                                           self.build_dir / LINKER_SCRIPT)
 
     @cached_property
     def declared_dependencies(self) -> list[FoundDependency]:
@@ -294,6 +295,11 @@ class Project:
                            module_path=self.build_environment.module_path())
 
     # ------------------------------------------------------------------ build
+    def claim_build_folder(self) -> None:
+        """Make the build folder buildkit's before the first file is written there
+        (``builder/build_folder.py``); a build does it when it takes the folder's lock."""
+        claim_build_folder(self.build_dir, self.settings.root, self.settings.project_folders)
+
     @contextmanager
     def locked(self) -> Iterator["Project"]:
         """Hold the build folder's lock for a whole command: the build and what packages it."""

@@ -170,7 +170,6 @@ def develop(python: Path, project: Path, env: dict[str, str]):
 
 
 @pytest.mark.slow
-@pytest.mark.hostile
 def test_the_package_builds_without_a_hostile_rule(hostile, python, tmp_path):
     """The rows below fail for their rule alone."""
     result = develop(python, hostile, hermetic(tmp_path, HOSTILE_RULE="none"))
@@ -179,7 +178,6 @@ def test_the_package_builds_without_a_hostile_rule(hostile, python, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.hostile
 @pytest.mark.parametrize("row", ROWS, ids=[row.rule for row in ROWS])
 def test_develop_refuses_a_rule_that_writes_outside(hostile, python, tmp_path, row):
     canary = hostile.parent / f"canary-{row.rule}" if row.beside_project else tmp_path / "canary"
@@ -197,7 +195,6 @@ def test_develop_refuses_a_rule_that_writes_outside(hostile, python, tmp_path, r
 
 
 @pytest.mark.slow
-@pytest.mark.hostile
 def test_a_destination_only_the_install_computes_is_caught_by_the_manifest(hostile, python, tmp_path):
     """No static look sees where `DESTINATION "\\${var}"` goes; the manifest does, after the
     fact, and every rerun says so again until the rule is fixed."""
@@ -213,7 +210,6 @@ def test_a_destination_only_the_install_computes_is_caught_by_the_manifest(hosti
 
 
 @pytest.mark.slow
-@pytest.mark.hostile
 def test_pip_wheel_refuses_a_prefix_made_absolute_and_writes_nothing_into_the_project(hostile, tmp_path):
     dist = tmp_path / "dist"
     result = run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", dist, hostile],
@@ -227,7 +223,6 @@ def test_pip_wheel_refuses_a_prefix_made_absolute_and_writes_nothing_into_the_pr
 
 
 @pytest.mark.slow
-@pytest.mark.hostile
 @pytest.mark.parametrize(("where", "named"), [
     ("cmake-defines", "CMAKE_INSTALL_PREFIX:PATH is set in [tool.buildkit] cmake-defines"),
     ("environment", "CMAKE_INSTALL_PREFIX:PATH is set in the environment"),

@@ -35,8 +35,9 @@ from typing import Any, Iterable
 
 from buildkit._util import console
 from buildkit._util.fileutil import read_json, write_atomic, write_json
+from buildkit.builder.build_state import BUILD_ENV_MIRROR, BUILD_ENV_RECORD, state_path
 
-MIRROR_FOLDER = "build-env"
+MIRROR_FOLDER = BUILD_ENV_MIRROR
 RECORD_FORMAT = 1
 ENTRY_POINT_GROUPS = ("cmake.prefix", "cmake.module")
 # Where find_package looks under a prefix's <name>* folder (CMake's search procedure,
@@ -96,7 +97,7 @@ class BuildEnvironment:
 
 
 def record_path(build_dir: Path) -> Path:
-    return build_dir / ".buildkit" / "build-env.json"
+    return Path(state_path(build_dir, BUILD_ENV_RECORD))
 
 
 def site_dirs(project_root: Path) -> list[str]:
@@ -131,9 +132,12 @@ def scan(build_dir: Path, project_root: Path) -> BuildEnvironment:
     env = BuildEnvironment(build_dir.absolute() / MIRROR_FOLDER, folders, stamps)
     record = read_json(record_path(build_dir))
     if isinstance(record, dict) and record.get("format") == RECORD_FORMAT and record.get("stamps") == stamps:
-        env.packages = dict(record["packages"])
-        env.entries = [EntryFolder(*entry) for entry in record["entries"]]
-        return env
+        try:
+            env.packages = dict(record["packages"])
+            env.entries = [EntryFolder(*entry) for entry in record["entries"]]
+            return env
+        except (KeyError, TypeError, ValueError):  # not what the scan writes: scanned anew
+            env.packages = {}
     env.entries = _entry_folders(folders)
     packages: dict[str, str] = {}
     for folder in reversed(folders):  # the first folder on sys.path wins, as for an import

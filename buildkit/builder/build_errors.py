@@ -177,10 +177,20 @@ def notfound_variables(lines: Sequence[str]) -> list[tuple[str, str]]:
     return found
 
 
+# ninja cannot read the build files CMake generated, or CMake its install script: damaged
+# beyond what buildkit's look at their first line sees.
+_DAMAGED_GENERATED = re.compile(r"ninja: error: (?:loading '?build\.ninja|[\w/.-]*(?:build|rules)\.ninja:\d+:)"
+                                r"|cmake_install\.cmake:\d+:?\s*$|Parse error\.\s+Expected a command name")
+
+
 def hint_for(lines: Sequence[str], returncode: int | None, jobs: int | None) -> str | None:
     """A hint when the cause of the failure is one we recognize."""
     if returncode in (137, -9) or any(_KILLED.search(text) for text in lines):
         return _oom_hint(jobs)
+    if any(_DAMAGED_GENERATED.search(text) for text in lines):
+        return ("A file CMake generated in the build folder (build.ninja, rules.ninja or cmake_install.cmake) "
+                "cannot be read: it was damaged. Run the command again with CMAKE_FRESH=1, which configures "
+                "from scratch and writes those files anew.")
     if _TORCH_MISSING.search("\n".join(lines)):
         return TORCH_MISSING_HINT
     for text in lines:

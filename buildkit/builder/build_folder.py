@@ -26,27 +26,35 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from buildkit._util import git
+from buildkit._util import console, git
 from buildkit.builder.build_lock import DEFAULT_TIMEOUT_S, BuildFolderLock, lock_build_folder
+from buildkit.builder.build_state import (
+    BUILDKIT_ENTRIES,
+    CMAKE_CACHE,
+    MARKER,
+    STATE_FOLDER,
+    clear_obstacles,
+    state_path,
+)
 from buildkit.errors import BuildkitError
 
-STATE_FOLDER = ".buildkit"
-MARKER_NAME = "build-folder"
 _MARKER_TEXT = ("This folder is a build folder of buildkit; `buildkit clean` removes it whole.\n"
                 "Delete this file and buildkit will neither build here nor remove the folder.\n")
 
 
 def marker_path(build_dir: Path) -> Path:
-    return build_dir / STATE_FOLDER / MARKER_NAME
+    return Path(state_path(build_dir, MARKER))
 
 
 def carries_marker(build_dir: Path) -> bool:
     return marker_path(build_dir).is_file()
 
 
-def is_earlier_build_folder(build_dir: Path) -> bool:
-    """A build folder an earlier buildkit made: its state folder beside CMake's cache."""
-    return (build_dir / STATE_FOLDER).is_dir() and (build_dir / "CMakeCache.txt").is_file()
+def is_earlier_build_folder(build_dir: Path, entries: list[str]) -> bool:
+    """A build folder an earlier buildkit made: its state folder beside CMake's cache, or
+    nothing but the folders and files buildkit makes there (an egg_info run before a build)."""
+    return (build_dir / STATE_FOLDER).is_dir() and ((build_dir / CMAKE_CACHE).is_file()
+                                                     or set(entries) <= BUILDKIT_ENTRIES)
 
 
 class BuildFolderRefused(BuildkitError):
@@ -84,6 +92,8 @@ def claim_build_folder(build_dir: Path, root: Path, protected: Iterable[Path], *
         reason = layout_refusal(build_dir, root, protected)
         if reason:
             raise BuildFolderRefused(build_dir, reason)
+        if write_marker:
+            _clear_obstacles(build_dir)
         return
     if os.path.lexists(build_dir) and not build_dir.is_dir():
         raise BuildFolderRefused(build_dir, "not a folder (a file, or a link that leads nowhere)",
@@ -96,7 +106,7 @@ def claim_build_folder(build_dir: Path, root: Path, protected: Iterable[Path], *
             entries = sorted(entry.name for entry in os.scandir(build_dir))
         except OSError as error:
             raise BuildFolderRefused(build_dir, f"a folder that cannot be listed ({error.strerror})") from None
-        if entries and not is_earlier_build_folder(build_dir):
+        if entries and not is_earlier_build_folder(build_dir, entries):
             shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
             raise BuildFolderRefused(build_dir, f"a folder buildkit did not make: it holds {shown}",
                           "Set [tool.buildkit] build-dir to a folder of its own (the default is \"build\"), "
@@ -105,9 +115,16 @@ def claim_build_folder(build_dir: Path, root: Path, protected: Iterable[Path], *
             raise BuildFolderRefused(build_dir, "a folder holding files git tracks")
     if not write_marker:
         return
+    _clear_obstacles(build_dir)
     marker = marker_path(build_dir)
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(_MARKER_TEXT, encoding="utf-8")
+
+
+def _clear_obstacles(build_dir: Path) -> None:
+    for path, what in clear_obstacles(build_dir):
+        console.warn(f"removed {path}: {what} stood where buildkit keeps a file of the build folder "
+                        "(it is made again)")
 
 
 def _holds_tracked_files(folder: Path, root: Path) -> bool:

@@ -22,12 +22,14 @@ import fcntl
 import os
 import time
 
+from buildkit.builder.build_state import LOCK, state_path
+
 _held: set[str] = set()  # lock files this process holds
 DEFAULT_TIMEOUT_S = 1800.0
 
 
 def _lock_file(build_dir: str | os.PathLike) -> str:
-    return os.path.join(os.path.abspath(build_dir), ".buildkit", "lock")
+    return state_path(os.path.abspath(build_dir), LOCK)
 
 
 def held_here(build_dir: str | os.PathLike) -> bool:

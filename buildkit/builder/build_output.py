@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_atomic
+from buildkit.builder.build_state import LOGS, state_path
 from buildkit.builder.ninja_status import NO_WORK, command_line, is_bookkeeping, status
 from buildkit.errors import BuildFailedError
 
@@ -131,7 +132,7 @@ def _display(phase: str, verbose: bool) -> _Display:
 # -------------------------------------------------------------------- runner
 
 def log_dir(build_dir: Path) -> Path:
-    return build_dir / ".buildkit" / "logs"
+    return Path(state_path(build_dir, LOGS))
 
 
 def run_step(phase: str, command: Sequence[str], *, build_dir: Path, verbose: bool = False,
@@ -233,7 +234,7 @@ def _stat_key(path: Path) -> list[int] | None:
 def _read_text(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
-    except OSError:
+    except (OSError, UnicodeDecodeError):  # unreadable: as if missing
         return None
 
 

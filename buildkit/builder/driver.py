@@ -43,6 +43,15 @@ from buildkit.builder import file_api, toolchain
 from buildkit.builder.build_folder import lock_own_build_folder
 from buildkit.builder.build_lock import DEFAULT_TIMEOUT_S
 from buildkit.builder.build_output import StepResult, copy_if_changed, print_summary, run_step
+from buildkit.builder.build_state import (
+    BUILD_NINJA,
+    COMPILE_COMMANDS,
+    COMPILE_COMMANDS_STAMP,
+    CONFIGURE_RECORD,
+    INSTALL_SCRIPT,
+    starts_as_generated,
+    state_path,
+)
 from buildkit.builder.cmake_cache import CacheTruncatedError, CMakeCache, CMakeCacheError, project_uses_cuda
 from buildkit.builder.compiler_checks import (
     check_named_compilers,
@@ -106,8 +115,7 @@ class CMakeDriver:
         self.module_path = [str(p) for p in module_path]  # the build environment's cmake.module folders
         self.build_dir = Path(build_dir or settings.build_dir).absolute()
         self.source_dir = settings.source_dir
-        self.state_dir = self.build_dir / ".buildkit"
-        self.fingerprint_path = self.state_dir / "configure.json"
+        self.fingerprint_path = Path(state_path(self.build_dir, CONFIGURE_RECORD))
         self.lock_timeout = lock_timeout
         self._cache: Any = _UNREAD
         self._toolchain: Toolchain | None = None
@@ -149,6 +157,9 @@ class CMakeDriver:
             return Decision(True, [f"CMakeCache.txt is {what}: reconfiguring from scratch"], fresh=True)
         if cache is None:
             return Decision(True, ["no CMakeCache.txt"])
+        if "CMAKE_HOME_DIRECTORY" not in cache:  # CMake writes it into every cache it makes
+            return Decision(True, ["CMakeCache.txt holds none of the entries CMake writes (it is empty or "
+                                   "damaged): reconfiguring from scratch"], fresh=True)
         reasons = self._missing_build_files(cache)
         tools, tool_reasons = self._current_toolchain(cache)
         reasons += tool_reasons
@@ -164,8 +175,14 @@ class CMakeDriver:
 
     def _missing_build_files(self, cache: CMakeCache) -> list[str]:
         reasons = []
-        if self._uses_ninja() and not (self.build_dir / "build.ninja").is_file():
-            reasons.append("build.ninja is missing")
+        generated = [INSTALL_SCRIPT]
+        if self._uses_ninja():
+            generated += [BUILD_NINJA, os.path.join("CMakeFiles", "rules.ninja")]
+        for name in generated:
+            if not (self.build_dir / name).is_file():
+                reasons.append(f"{name} is missing")
+            elif not starts_as_generated(self.build_dir / name):
+                reasons.append(f"{name} does not start as CMake writes it (it is damaged)")
         make = cache.get_value("CMAKE_MAKE_PROGRAM")
         if make and os.path.isabs(make) and not os.path.exists(make):
             reasons.append(f"the build program CMake recorded, {make}, no longer exists")
@@ -345,8 +362,8 @@ class CMakeDriver:
         a wheel build, which leaves the source tree as it was)."""
         if self.install_prefix != self.configured_prefix:
             return False
-        return copy_if_changed(self.build_dir / "compile_commands.json", self.settings.root / "compile_commands.json",
-                               self.state_dir / "compile_commands.stamp")
+        return copy_if_changed(self.build_dir / COMPILE_COMMANDS, self.settings.root / COMPILE_COMMANDS,
+                               Path(state_path(self.build_dir, COMPILE_COMMANDS_STAMP)))
 
     # ---------------------------------------------------------------- lock
     def lock(self):

@@ -11,12 +11,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-CLIENT = "client-buildkit"
+from buildkit._util.fileutil import read_json, write_text_if_changed
+from buildkit.builder.build_state import FILE_API, FILE_API_CLIENT, FILE_API_QUERY
+
 QUERY = {"requests": [{"kind": "codemodel", "version": 2}, {"kind": "toolchains", "version": 1}]}
 
 
 def api_dir(build_dir: Path) -> Path:
-    return Path(build_dir) / ".cmake" / "api" / "v1"
+    return Path(build_dir) / FILE_API
 
 
 def query_kinds() -> str:
@@ -27,27 +29,28 @@ def query_kinds() -> str:
 
 def request_codemodel(build_dir: Path) -> None:
     """Ask CMake for the codemodel and the toolchains at the next configure."""
-    query = api_dir(build_dir) / "query" / CLIENT / "query.json"
-    text = json.dumps(QUERY)
-    if not query.is_file() or query.read_text(encoding="utf-8") != text:
-        query.parent.mkdir(parents=True, exist_ok=True)
-        query.write_text(text, encoding="utf-8")
+    write_text_if_changed(Path(build_dir) / FILE_API_QUERY, json.dumps(QUERY))
 
 
-def _read(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+def _table(value: Any, key: str) -> dict:
+    """``value[key]`` when both are JSON objects; else an empty one (a damaged reply)."""
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 def _reply(build_dir: Path, kind: str) -> tuple[dict, Path] | None:
-    """The newest reply of ``kind`` to our query, and the reply folder; None without one."""
+    """The newest reply of ``kind`` to our query, and the reply folder; None without one,
+    or when the reply is unreadable (the next configure writes it anew)."""
     reply = api_dir(build_dir) / "reply"
     indexes = sorted(reply.glob("index-*.json"))
     if not indexes:
         return None
-    responses = _read(indexes[-1]).get("reply", {}).get(CLIENT, {}).get("query.json", {}).get("responses", [])
-    for response in responses:
-        if response.get("kind") == kind and "jsonFile" in response:
-            return _read(reply / response["jsonFile"]), reply
+    client = _table(_table(read_json(indexes[-1]), "reply"), FILE_API_CLIENT)
+    responses = _table(client, "query.json").get("responses", [])
+    for response in responses if isinstance(responses, list) else ():
+        if isinstance(response, dict) and response.get("kind") == kind and isinstance(response.get("jsonFile"), str):
+            found = read_json(reply / response["jsonFile"])
+            return (found, reply) if isinstance(found, dict) else None
     return None
 
 

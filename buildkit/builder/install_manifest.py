@@ -13,8 +13,7 @@ import hashlib
 import os
 from pathlib import Path
 
-STATE = ".buildkit"
-INSTALL_MANIFEST = "install_manifest.txt"
+from buildkit.builder.build_state import INSTALL_MANIFEST, STATE_FOLDER, install_state_name, state_path
 
 
 def prefix_key(prefix: Path) -> str:
@@ -23,7 +22,7 @@ def prefix_key(prefix: Path) -> str:
 
 def manifest_copy(build_dir: Path, prefix: Path) -> Path:
     """The manifest of the last install into ``prefix`` from ``build_dir``."""
-    return Path(build_dir) / STATE / f"manifest-{prefix_key(prefix)}.txt"
+    return Path(state_path(build_dir, install_state_name("manifest", prefix_key(prefix))))
 
 
 _read_manifests: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
@@ -64,7 +63,7 @@ def read_install_manifest(build_dir: Path, prefix: Path | None = None) -> list[P
     folder)."""
     if prefix is not None:
         return _read_lines(manifest_copy(build_dir, prefix))
-    state = Path(build_dir) / STATE
+    state = Path(build_dir) / STATE_FOLDER
     found = dict.fromkeys(_read_lines(Path(build_dir) / INSTALL_MANIFEST))
     for copy in sorted(state.glob("manifest-*.txt")) if state.is_dir() else ():
         found.update(dict.fromkeys(_read_lines(copy)))

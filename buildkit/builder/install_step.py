@@ -34,8 +34,9 @@ from buildkit._util import console
 from buildkit._util.fileutil import write_atomic, write_text_if_changed
 from buildkit.builder import install_record, install_summary, install_tree, module_shadows
 from buildkit.builder.build_output import StepResult, log_dir, run_step
+from buildkit.builder.build_state import INSTALL_MANIFEST, install_state_name, state_path
 from buildkit.builder.install_destinations import DestinationCheck, check_written
-from buildkit.builder.install_manifest import INSTALL_MANIFEST, STATE, manifest_copy, prefix_key, read_names
+from buildkit.builder.install_manifest import manifest_copy, prefix_key, read_names
 from buildkit.builder.install_record import (
     Fingerprint,
     InstallRecord,
@@ -121,13 +122,12 @@ class PackageTreeInstall:
         self.build_type = build_type
         self.verbose = verbose
         key = prefix_key(self.install_prefix)
-        state = self.build_dir / STATE
-        self.record_path = state / f"install-{key}.record"
-        self.pending = state / f"install-pending-{key}"
+        self.record_path = Path(state_path(self.build_dir, install_state_name("record", key)))
+        self.pending = Path(state_path(self.build_dir, install_state_name("pending", key)))
         self.manifest_copy = manifest_copy(self.build_dir, self.install_prefix)
-        self.script_path = state / f"install-{key}.cmake"
-        self.summary_path = state / f"install-{key}.summary"
-        self.output_path = state / f"install-{key}.out"
+        self.script_path = Path(state_path(self.build_dir, install_state_name("script", key)))
+        self.summary_path = Path(state_path(self.build_dir, install_state_name("summary", key)))
+        self.output_path = Path(state_path(self.build_dir, install_state_name("output", key)))
         self.outputs_changed = False  # the last install() added or removed installed files
 
     # ------------------------------------------------------------------ entry

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from packaging.version import Version
 
 from buildkit._util.fileutil import read_json, write_json
+from buildkit.builder.build_state import TOOL_PROBES, TOOLCHAIN_RECORD, state_path
 from buildkit.errors import ToolchainError
 
 RECORD_FORMAT = 1
@@ -232,11 +233,11 @@ def default_cache_path() -> Path:
 
 
 def cache_path_for(build_dir: Path | str) -> Path:
-    return Path(build_dir) / ".buildkit" / "toolchain-cache.json"
+    return Path(state_path(build_dir, TOOL_PROBES))
 
 
 def record_path(build_dir: Path | str) -> Path:
-    return Path(build_dir) / ".buildkit" / "toolchain.json"
+    return Path(state_path(build_dir, TOOLCHAIN_RECORD))
 
 
 class _ProbeCache:

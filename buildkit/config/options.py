@@ -29,9 +29,9 @@ from buildkit.config.forwarding import (
 from buildkit.config.modes import WheelMode
 from buildkit.config.parsing import (  # noqa: F401 - re-exported: the parsers belong to the options' API
     BUILD_TYPES,
-    check_text,
     FALSE_WORDS,
     TRUE_WORDS,
+    check_text,
     parse_args,
     parse_bool,
     parse_build_type,

@@ -19,12 +19,10 @@ from pathlib import Path
 from typing import Iterator
 
 from buildkit._util.fileutil import read_json, write_json
-from buildkit.builder.install_manifest import INSTALL_MANIFEST
+from buildkit.builder.build_state import DEVELOP_RECORD, INSTALL_MANIFEST, state_path
 from buildkit.frontends.editable import find_installed, site_packages
 from buildkit.package.layout import installed_module_path
 from buildkit.project import Project
-
-STATE_FILE = ".buildkit/develop.json"
 
 _handed_over: list[Project] = []
 
@@ -72,7 +70,7 @@ def inputs_fingerprint(project: Project, register: bool) -> str:
 
 
 def _state_path(project: Project) -> Path:
-    return project.build_dir / STATE_FILE
+    return Path(state_path(project.build_dir, DEVELOP_RECORD))
 
 
 def is_current(project: Project, register: bool) -> bool:

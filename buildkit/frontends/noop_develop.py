@@ -28,6 +28,7 @@ import time
 from buildkit._util import console, spawn
 from buildkit.builder import install_summary
 from buildkit.builder.build_lock import held_here, lock_build_folder
+from buildkit.builder.build_state import LOGS, state_path
 from buildkit.builder.ninja_status import command_line, is_bookkeeping, log_stamp, status
 from buildkit.frontends.noop_record import inputs, read_record, regenerated
 
@@ -114,7 +115,7 @@ def _read_until_work(stream) -> tuple[list[bytes], bool]:
 
 def _write_logs(record: dict, output: list[bytes]) -> None:
     """The build step's log, as :func:`buildkit.builder.build_output.run_step` writes it."""
-    logs = os.path.join(record["build_dir"], ".buildkit", "logs")
+    logs = state_path(record["build_dir"], LOGS)
     data = b"".join([f"$ {command_line(record['build_command'])}\n".encode(), *output])
     os.makedirs(logs, exist_ok=True)
     for name in ("build.log", "last.log"):

@@ -12,13 +12,14 @@ import os
 import sys
 
 from buildkit._util import marshal_file
+from buildkit.builder.build_state import NOOP_RECORD, state_path
 
 try:  # built into CPython; hashlib would load OpenSSL's library for the same digest (~4 ms, measured)
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - interpreters without it
     from hashlib import blake2b
 
-RECORD = os.path.join("build", ".buildkit", "noop-develop.marshal")
+RECORD = state_path("build", NOOP_RECORD)
 HEADER = marshal_file.header("no-op record 2")
 # Variables a shell changes between commands without changing what a build does.
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID"})

@@ -30,6 +30,12 @@ _UNIVERSAL = {b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf"}
 _MOST_ARCHITECTURES = 44
 
 
+def is_native_binary(path: str | Path) -> bool:
+    """Whether the file at ``path`` starts as a native binary (ELF, Mach-O, PE) does."""
+    with open(path, "rb") as handle:
+        return binary_format(handle.read(HEAD_SIZE)) is not None
+
+
 def binary_format(head: bytes) -> str | None:
     """``"ELF"``, ``"Mach-O"`` or ``"PE"`` for the first bytes of a native binary
     (``HEAD_SIZE`` of them suffice); None for anything else."""

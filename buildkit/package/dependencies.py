@@ -31,14 +31,13 @@ from typing import Collection, Iterable, Mapping, Sequence
 from buildkit._util import console
 from buildkit._util.fileutil import read_json, write_json
 from buildkit.builder import torch_env
-from buildkit.builder.install_manifest import STATE
+from buildkit.builder.build_state import DEPENDENCIES_RECORD, state_path
 from buildkit.config.modes import VersionPolicy
 from buildkit.config.settings import LibraryDependency
 from buildkit.errors import BuildkitError, ConfigError
 from buildkit.package.contents import is_extension_module
 from buildkit.package.elf import patchelf_search_path, read_elf_file
 
-RECORD = "library-dependencies.json"
 _SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$|\.dylib$")
 # Distributions whose own import loads their libraries (and must, before an extension uses them).
 IMPORTED_NOT_PRELOADED = {"torch": "torch"}
@@ -192,7 +191,7 @@ def _present(dep: FoundDependency, lib_dir: str, name: str) -> bool:
 
 
 def record_path(build_dir: Path) -> Path:
-    return Path(build_dir) / STATE / RECORD
+    return Path(state_path(build_dir, DEPENDENCIES_RECORD))
 
 
 def record(build_dir: Path, found: Sequence[FoundDependency], system_libraries: Sequence[str] = ()) -> None:
@@ -208,8 +207,12 @@ def _read(build_dir: Path) -> dict:
 
 
 def read_record(build_dir: Path) -> list[FoundDependency]:
-    return [FoundDependency(**{**e, "lib_dirs": tuple(e["lib_dirs"]), "libraries": tuple(e["libraries"])})
-            for e in _read(build_dir).get("dependencies", [])]
+    """The record's dependencies; none when it is missing or not what :func:`record` writes."""
+    try:
+        return [FoundDependency(**{**e, "lib_dirs": tuple(e["lib_dirs"]), "libraries": tuple(e["libraries"])})
+                for e in _read(build_dir).get("dependencies", [])]
+    except (KeyError, TypeError):
+        return []
 
 
 def excluded_sonames(found: Sequence[FoundDependency], system_libraries: Sequence[str] = ()) -> list[str]:

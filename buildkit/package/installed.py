@@ -26,7 +26,7 @@ from typing import Collection, Iterable, Sequence
 
 from buildkit._util import console
 from buildkit._util.fileutil import FolderResolver, read_json, relative_under, write_json
-from buildkit.builder.install_manifest import STATE
+from buildkit.builder.build_state import LEFT_OUT_REPORT, state_path
 from buildkit.config.conditions import BoolCache
 from buildkit.config.globs import glob_match
 from buildkit.config.modes import WheelMode
@@ -34,7 +34,6 @@ from buildkit.package.contents import is_extension_module, module_suffixes
 from buildkit.package.layout import PackageDataRule, RuleVerdicts
 from buildkit.package.links import LinkGuard
 
-REPORT = "left-out-installed-files.json"
 HINT = ("Install each where the wheel ships it (a package's folder), or list it in [tool.buildkit] "
         "wheel-exclude (globs on the path in the wheel, e.g. `pkg/tests/**`) to leave it out on purpose.")
 
@@ -177,7 +176,7 @@ def report(result: InstalledFiles) -> None:
 
 
 def report_path(build_dir: Path) -> Path:
-    return Path(build_dir) / STATE / REPORT
+    return Path(state_path(build_dir, LEFT_OUT_REPORT))
 
 
 def write_report(build_dir: Path, result: InstalledFiles) -> None:
@@ -187,5 +186,8 @@ def write_report(build_dir: Path, result: InstalledFiles) -> None:
 
 def read_dropped(build_dir: Path) -> list[LeftOut]:
     """The dropped files the last wheel build from this build folder reported; none when it wrote no report."""
-    data = read_json(report_path(build_dir)) or {}
-    return [LeftOut(item["path"], item["reason"]) for item in data.get("dropped", [])]
+    data = read_json(report_path(build_dir))
+    try:
+        return [LeftOut(str(item["path"]), str(item["reason"])) for item in data["dropped"]]
+    except (KeyError, TypeError):  # none, or not what write_report writes: as if none
+        return []

@@ -22,13 +22,14 @@ from typing import Collection, Iterable
 
 from buildkit._util import console
 from buildkit._util.git import run_git
+from buildkit.builder.build_state import WHEEL_STAGING
 from buildkit.config.python_layout import PythonLayout
 from buildkit.package.contents import is_extension_module, module_suffixes
 from buildkit.package.layout import files_below
 from buildkit.package.links import LinkGuard
 from buildkit.package.version import is_generated_version_file
 
-STAGING_FOLDER = "wheel-staging"
+STAGING_FOLDER = WHEEL_STAGING
 _NEVER = ("__pycache__",)
 _NEVER_SUFFIXES = (".pyc", ".pyo")
 

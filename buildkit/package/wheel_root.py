@@ -14,6 +14,7 @@ import sysconfig
 from pathlib import Path
 from typing import Iterable
 
+from buildkit.builder.build_state import WHEEL_DIRS
 from buildkit.package.contents import module_suffixes
 
 # The wheel folders besides platlib (scikit-build-core's names).
@@ -21,7 +22,7 @@ OTHER_WHEEL_DIRS = ("data", "scripts", "headers", "metadata", "null")
 
 
 def wheel_dirs_root(build_dir: Path) -> Path:
-    return build_dir / "wheel-dirs"
+    return build_dir / WHEEL_DIRS
 
 
 def skbuild_defines(*, project_name: str, public_version: str, release: tuple[int, ...], platlib: Path,

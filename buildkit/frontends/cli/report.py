@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from buildkit._util import console
+from buildkit.builder.build_state import BUILD_TRACE, state_path
 from buildkit.config.options import option_keys
 from buildkit.config.settings import load_settings
 from buildkit.errors import BuildkitError, exit_on_error
@@ -134,7 +135,7 @@ def report(build_dir: Path, output: Path | None = None, top: int = 20) -> Path:
     if units:
         console.print_table("Slowest translation units", ("seconds", "object"),
                             [(f"{e.seconds:.2f}", e.output) for e in units])
-    path = write_trace(entries, output or build_dir / ".buildkit" / "build-trace.json")
+    path = write_trace(entries, output or Path(state_path(build_dir, BUILD_TRACE)))
     console.info(f"trace written to {path} (open it in chrome://tracing or https://ui.perfetto.dev)")
     return path
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from setuptools.command.build_ext import build_ext as _build_ext
 
+from buildkit._util import console
 from buildkit.errors import BuildkitError
 from buildkit.frontends.setuptools.distribution import project_of
+from buildkit.package.contents import is_native_binary
 from buildkit.package.extensions import CMakeBuiltExtension
 from buildkit.package.layout import installed_module_path
 
@@ -32,7 +34,17 @@ class BuildExt(_build_ext):
         if isinstance(ext, CMakeBuiltExtension):
             self._place_cmake_extension(ext)
         else:
+            self._drop_damaged_output(ext)
             super().build_extension(ext)
+
+    def _drop_damaged_output(self, ext) -> None:
+        """setuptools skips an extension whose output is newer than its sources, even when
+        that output is no compiled module any more (cut short, overwritten): such a one is
+        built again."""
+        path = self.get_ext_fullpath(ext.name)
+        if os.path.isfile(path) and not is_native_binary(path):
+            console.warn(f"building {ext.name} again: {path} is no compiled module (it was damaged)")
+            os.unlink(path)
 
     def get_ext_filename(self, fullname: str) -> str:
         """A CMake-built module keeps the suffix CMake gave it: setuptools' name has this

@@ -38,9 +38,9 @@ from setuptools.command.build_py import build_py as _build_py
 
 from buildkit._util import console
 from buildkit._util.fileutil import read_json, write_json
+from buildkit.builder.build_state import PACKAGE_DATA_RECORD, state_path
 from buildkit.frontends.setuptools.distribution import project_of
 
-RECORD = ".buildkit/package-data.json"
 FORMAT = 1  # of an entry: a record another format wrote is listed anew
 WILDCARD = re.compile(r"[*?[]")  # what glob treats as a pattern (glob.has_magic)
 
@@ -54,7 +54,7 @@ class BuildPy(_build_py):
         if inputs is None:
             console.detail(f"listing package data of {package}: {not_recorded}")
             return super()._get_pkg_data_files(package)
-        record_path = project_of(self.distribution).build_dir / RECORD
+        record_path = Path(state_path(project_of(self.distribution).build_dir, PACKAGE_DATA_RECORD))
         record = read_json(record_path)
         entries = record.get("packages") if isinstance(record, dict) else None
         entries = entries if isinstance(entries, dict) else {}  # none yet, or unreadable: list anew

@@ -18,18 +18,13 @@ import setuptools  # noqa: F401
 # isort: split
 from distutils.command.build_scripts import build_scripts as _build_scripts
 
-from buildkit.package.contents import HEAD_SIZE, binary_format
-
-
-def is_native_program(path: str) -> bool:
-    with open(path, "rb") as handle:
-        return binary_format(handle.read(HEAD_SIZE)) is not None
+from buildkit.package.contents import is_native_binary
 
 
 class BuildScripts(_build_scripts):
     def copy_scripts(self) -> tuple[list[str], list[str]]:
         scripts = list(self.scripts or ())
-        programs = [script for script in scripts if is_native_program(script)]
+        programs = [script for script in scripts if is_native_binary(script)]
         self.scripts = [script for script in scripts if script not in programs]
         try:
             outfiles, updated = super().copy_scripts() if self.scripts else ([], [])

@@ -18,6 +18,7 @@ import os
 from setuptools.command.egg_info import egg_info as _egg_info
 
 from buildkit._util import console
+from buildkit.builder.build_state import EGG_INFO
 from buildkit.config.modes import WheelMode
 from buildkit.frontends.setuptools.distribution import project_of
 from buildkit.package.discovery import entry_points, library_folders
@@ -39,7 +40,8 @@ class EggInfo(_egg_info):
     def finalize_options(self) -> None:
         if self.egg_base is None:
             project = project_of(self.distribution)
-            folder = project.build_dir / "egg-info"
+            project.claim_build_folder()  # the first file of a PEP 517 build lands here
+            folder = project.build_dir / EGG_INFO
             folder.mkdir(parents=True, exist_ok=True)  # only now: `setup.py --help` creates nothing
             self.egg_base = os.path.relpath(folder, project.root)
         super().finalize_options()

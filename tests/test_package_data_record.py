@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from setuptools.command.build_py import build_py as setuptools_build_py
 
-from buildkit.frontends.setuptools.commands.build_py import RECORD, BuildPy
+from buildkit.builder.build_state import PACKAGE_DATA_RECORD, state_path
+from buildkit.frontends.setuptools.commands.build_py import BuildPy
 from buildkit.frontends.setuptools.distribution import BuildkitDistribution
 from buildkit.project import Project
 from buildkit_testing.processes import clean_env, setup_py
@@ -70,7 +71,7 @@ def test_an_unchanged_listing_is_reused_and_equals_setuptools_own(tiny, capsys):
     ours, theirs = listing(tiny, {"pkg": NAMED})
     assert ours == theirs == ["lib/liba.so", "lib/libb.so", "include/a.h"]
     assert said(capsys).endswith("listing package data of pkg: no earlier listing is recorded")
-    assert (tiny / "build" / RECORD).is_file()
+    assert Path(state_path(tiny / "build", PACKAGE_DATA_RECORD)).is_file()
 
     ours, theirs = listing(tiny, {"pkg": NAMED})
     assert ours == theirs
@@ -124,7 +125,7 @@ def test_a_pattern_that_searches_folders_is_listed_by_setuptools_every_time(tiny
         assert ours == theirs == ["include/a.h", "lib/liba.so", "lib/libb.so"]
         assert said(capsys).endswith("listing package data of pkg: the pattern 'pkg/include/**/*.h' searches "
                                      "folders, so its matches are not recorded")
-    assert not (tiny / "build" / RECORD).exists()
+    assert not Path(state_path(tiny / "build", PACKAGE_DATA_RECORD)).exists()
 
 
 def sources(root: Path) -> list[str]:

@@ -15,7 +15,7 @@ import pytest
 from buildkit.builder.install_destinations import DestinationCheck, check_written
 from buildkit.builder.install_script import read_units
 from buildkit.errors import BuildkitError
-from buildkit_testing.processes import clean_env, run, unboxed
+from buildkit_testing.processes import hermetic, run, unboxed
 from buildkit_testing.venvs import overlay_venv
 
 PREAMBLE = """\
@@ -156,13 +156,6 @@ def hostile(test_package, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def python(tmp_path_factory) -> Path:
     return overlay_venv(tmp_path_factory.mktemp("hostile-venv") / "venv")
-
-
-def hermetic(tmp_path: Path, **overrides: str) -> dict[str, str]:
-    """clean_env with a HOME and TMPDIR of the test's own: nothing outside is written to on the side."""
-    for name in ("home", "tmp"):
-        (tmp_path / name).mkdir(exist_ok=True)
-    return clean_env(HOME=str(tmp_path / "home"), TMPDIR=str(tmp_path / "tmp"), **overrides)
 
 
 def develop(python: Path, project: Path, env: dict[str, str]):

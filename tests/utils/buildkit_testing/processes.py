@@ -60,3 +60,11 @@ def unboxed(output: str) -> str:
             stripped = stripped[1:-1].strip()
         words.append(stripped)
     return " ".join(" ".join(words).split())
+
+
+def hermetic(tmp_path: Path, **overrides: str) -> dict[str, str]:
+    """clean_env with a HOME and TMPDIR of the test's own (``tmp_path``/home and /tmp, made
+    here): nothing outside is written to on the side."""
+    for name in ("home", "tmp"):
+        (tmp_path / name).mkdir(exist_ok=True)
+    return clean_env(HOME=str(tmp_path / "home"), TMPDIR=str(tmp_path / "tmp"), **overrides)

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from buildkit.builder.build_state import WHEEL_DIRS
 from buildkit.builder.install_script import SCRIPT, Command, InstallUnit, UnreadableScript, commands
 from buildkit.errors import BuildkitError
 
@@ -100,6 +101,7 @@ class DestinationCheck:
     def __init__(self, install_prefix: Path, build_dir: Path):
         self.install_prefix = str(Path(install_prefix).absolute())
         self.build_dir = str(Path(build_dir).absolute())
+        self.wheel_dirs = str(Path(self.build_dir) / WHEEL_DIRS)
         self.top_script = Path(self.build_dir) / SCRIPT
         top = _read(self.top_script)
         configured = _CONFIGURED_PREFIX.search(top)
@@ -157,6 +159,8 @@ class DestinationCheck:
                     f"`DESTINATION {kept}`" if kept else "a folder inside the package, e.g. `DESTINATION share`")
         if not posixpath.isabs(destination) and not re.match(r"^[A-Za-z]:[/\\]", destination):
             return None  # another variable: what it expands to is seen by the manifest check
+        if _inside(posixpath.normpath(destination), [self.wheel_dirs]):
+            return None  # scikit-build-core's SKBUILD_*_DIR folders, which buildkit makes and packs
         configured = self.configured_prefix
         if configured and _inside(destination, [configured]):
             return (_EXPANDED_AT_CONFIGURE, f"`DESTINATION {posixpath.relpath(destination, configured)}`")
@@ -269,10 +273,14 @@ def _script_tree(top: Path) -> list[Path]:
     return found
 
 
-def check_written(paths: Iterable[str], install_prefix: Path) -> None:
-    """Refuse an install that wrote any of ``paths`` (its manifest) outside ``install_prefix``,
-    also through a symbolic link in the prefix.  Each folder is resolved once: a manifest
-    holds thousands of files in a few hundred folders."""
+def check_written(paths: Iterable[str], install_prefix: Path, build_dir: Path) -> None:
+    """Refuse an install that wrote any of ``paths`` (its manifest) outside ``install_prefix``
+    (or the build folder's SKBUILD_*_DIR folders), also through a symbolic link in the
+    prefix.  Each folder is resolved once: a manifest holds thousands of files in a few
+    hundred folders."""
+    wheel_dirs = os.path.realpath(Path(build_dir).absolute() / WHEEL_DIRS)
+    paths = [path for path in paths
+             if not (path.startswith(wheel_dirs) and _inside(os.path.realpath(path), [wheel_dirs]))]
     prefix = str(Path(install_prefix).absolute())
     real_prefix = os.path.realpath(prefix)
     below = prefix.rstrip("/") + "/"

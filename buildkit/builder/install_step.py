@@ -179,7 +179,7 @@ class PackageTreeInstall:
         self.pending.touch()
         result = self._run(scripts, plan) if plan.runs else None
         outputs = read_partial_output(self.output_path) if result is not None else {}
-        check_written([path for paths in outputs.values() for path in paths], self.install_prefix)
+        check_written([path for paths in outputs.values() for path in paths], self.install_prefix, self.build_dir)
         new = self._new_record(active, record, plan, outputs)
         copied = self._copy_changed(active, plan, record, outputs, new)
         # Before the manifests are rewritten: they say which files buildkit may remove.
@@ -385,7 +385,7 @@ class PackageTreeInstall:
         result = run_step("install", command, build_dir=self.build_dir, verbose=self.verbose,
                           env={**os.environ, "CMAKE_INSTALL_ALWAYS": "1"})
         written = set(read_names(self.build_dir / INSTALL_MANIFEST))
-        check_written(written, self.install_prefix)  # the pending marker stays: the next run installs again
+        check_written(written, self.install_prefix, self.build_dir)  # the pending marker stays: the next run installs again
         module_shadows.remove_shadowing_modules(sorted(written), self.build_dir)
         self.outputs_changed = self.manifest() != written
         self.prune_stale(self.manifest() - written)

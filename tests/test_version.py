@@ -219,3 +219,15 @@ def test_shipped_template_is_the_repo_template() -> None:
     shipped = (REPO / "templates" / "version.py.in").read_text()
     assert text.splitlines()[0] == shipped.splitlines()[0]
     compile(text, "version.py", "exec")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda path: path.mkdir(), "Cannot read the project version from"),
+    (lambda path: path.write_bytes(b"1.0.0\n" * 900_000), "is over 1024 bytes long: it is no version file"),
+    (lambda path: path.write_bytes(b"\xff\xfe1.0"), "is not UTF-8 text"),
+])
+def test_a_version_file_that_is_no_version_file_is_named(tmp_path: Path, make, message: str) -> None:
+    make(tmp_path / "version.txt")
+    with pytest.raises(ConfigError, match=message) as refused:
+        resolve_version(tmp_path)
+    assert len(str(refused.value)) < 600, "the error must not repeat the file's content"

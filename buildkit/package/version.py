@@ -102,14 +102,31 @@ def _sdist_version(path: Path) -> str:
     return version
 
 
+# A version file holds one version: reading more than this means it is some other file.
+_VERSION_FILE_LIMIT = 1024
+
+
 def _read_version_txt(path: Path, build_version_var: str) -> str:
     try:
-        version = path.read_text(encoding="utf-8").strip()
+        with open(path, "rb") as handle:
+            data = handle.read(_VERSION_FILE_LIMIT + 1)
     except FileNotFoundError:
         raise ConfigError(f"Cannot determine the project version: {path} does not exist and no build "
                           "version was given.",
                           f"Create {path.name} in the project root holding the version (e.g. 1.0.0a0), "
                           f"or set {build_version_var}.") from None
+    except OSError as error:  # a folder, unreadable
+        raise ConfigError(f"Cannot read the project version from {path}: {error.strerror}.",
+                          f"{path.name} must be a file holding the version (e.g. 1.0.0a0); point "
+                          f"[tool.buildkit] version-file at one, or set {build_version_var}.") from None
+    if len(data) > _VERSION_FILE_LIMIT:
+        raise ConfigError(f"{path} is over {_VERSION_FILE_LIMIT} bytes long: it is no version file.",
+                          f"A version file holds one version (e.g. 1.0.0a0); point [tool.buildkit] version-file "
+                          f"at one, or set {build_version_var}.")
+    try:
+        version = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text.", "Write the version into it, e.g. 1.0.0a0.") from None
     if not version:
         raise ConfigError(f"{path} is empty.", "Write the version into it, e.g. 1.0.0a0.")
     return version

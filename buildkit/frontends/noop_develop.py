@@ -76,6 +76,7 @@ def run_if_current(root: str, register: bool) -> bool:
         return False  # `buildkit develop` runs setup.py in-process, holding the lock: it decides
     with lock_build_folder(record["build_dir"]):
         log_before = log_stamp(record["build_dir"])
+        build_started = time.perf_counter()
         try:
             build = spawn.start(record["build_command"])
         except OSError:
@@ -94,7 +95,7 @@ def run_if_current(root: str, register: bool) -> bool:
             # when ninja has work, failed, or the package tree may have changed.
             from buildkit.frontends import noop_finish
 
-            return noop_finish.finish(record, build, started, scans, log_before)
+            return noop_finish.finish(record, build, build_started, scans, log_before)
         finally:
             if build.poll() is None:  # an error before ninja was waited for: don't leave it behind
                 build.terminate()

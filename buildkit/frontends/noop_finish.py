@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 def finish(record: dict, build: "SpawnedProcess", started: float, scans: dict[tuple, dict],
            log_before: tuple[int, int] | None) -> bool:
     """Read ninja's output and install what changed; True when that was the whole command.
+    ``started``: when the first stage started ninja.
     ``scans``: the first stage's scans of the tree rules' sources, taken while ninja ran;
     ``log_before``: ``.ninja_log``'s stamp before ninja started."""
     build_dir = Path(record["build_dir"])
@@ -39,15 +40,18 @@ def finish(record: dict, build: "SpawnedProcess", started: float, scans: dict[tu
     scans = early.tree_scans() or scans  # its own scans where the summary had none to give
     result = run_step("build", record["build_command"], build_dir=build_dir, verbose=False, jobs=record["jobs"],
                       process=build)
+    build_finished = time.perf_counter()
     if noop_record.regenerated(record):
         return False  # CMake regenerated the build: the full command reads it again
     installed = installer.install(result, scans=_still_valid(scans, result, record["build_dir"], log_before),
                                   early=early)
     if installed is not None and installer.outputs_changed:
         return False
-    timings = [("build", result.seconds), *([("install", installed.seconds)] if installed else [])]
-    print_summary(timings if installed or result.steps else [("build", time.perf_counter() - started)],
-                  result.steps)
+    # ninja started in the first stage, which read its first lines: the build took from then
+    # (run_step's own clock starts when this stage takes its output over).
+    build_seconds = build_finished - started
+    timings = [("build", build_seconds), *([("install", installed.seconds)] if installed else [])]
+    print_summary(timings, result.steps)
     return True
 
 

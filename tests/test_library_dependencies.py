@@ -15,7 +15,7 @@ from buildkit._util.resources import templates_dir
 from buildkit.config.modes import VersionPolicy
 from buildkit.config.settings import load_settings
 from buildkit.errors import BuildkitError, ConfigError
-from buildkit.package.dependencies import FoundDependency, find_dependency, pinned_requirements
+from buildkit.package.dependencies import FoundDependency, find_dependency, loader_table, pinned_requirements
 from buildkit.package.discovery import entry_points, library_folders
 from buildkit.package.library_tree import fix_library_tree, relocate_pkg_config
 from buildkit.package.split import python_only_dependency
@@ -175,3 +175,16 @@ def test_the_loader_refuses_a_torch_of_another_cuda_major(tmp_path, monkeypatch)
                                                     "faketorch 2.15.0+cu128 has CUDA 12.8")):
         loader._load_dependency(dependency)
     loader._load_dependency({**dependency, "cuda": "12.1"})  # the same major loads
+
+
+@pytest.mark.parametrize("linked, cuda", [
+    (["lib/libtorch.so", "lib/libtorch_cpu.so", "lib/libc10.so"], None),  # a CPU extension
+    (["lib/libtorch.so", "lib/libc10.so", "lib/libc10_cuda.so"], "13.2"),  # a CUDA extension
+])
+def test_only_an_extension_linking_torchs_cuda_libraries_needs_a_cuda_torch(linked: list[str], cuda) -> None:
+    """A CPU extension built against a CUDA build of torch loads into a CPU torch: the loader
+    asks for torch's CUDA version only of binaries that link its CUDA libraries."""
+    torch = FoundDependency("torch", "2.15.0", "exact", "Torch", "/site", "torch", "torch", ("torch/lib",),
+                            ("libtorch.so", "libtorch_cpu.so", "libc10.so", "libc10_cuda.so"), cuda="13.2")
+    [entry] = loader_table([torch], {"torch": linked})
+    assert entry["cuda"] == cuda

@@ -265,8 +265,17 @@ def link_to_dependencies(wheel_root: Path, found: Sequence[FoundDependency]) -> 
 
 
 def loader_table(found: Sequence[FoundDependency], needed: Mapping[str, list[str]]) -> list[dict]:
-    """The generated loader's view of each dependency: check the version, then import or preload."""
+    """The generated loader's view of each dependency: check the version, then import or preload.
+    A CUDA build of torch is required only of binaries that link its CUDA libraries: a CPU
+    extension built against it loads into a CPU torch as well."""
     return [{"distribution": dep.distribution, "package": dep.package, "built_against": dep.version,
              "policy": dep.policy, "requirement": dep.requirement(), "preload": needed.get(dep.distribution, []),
-             "import": IMPORTED_NOT_PRELOADED.get(dep.distribution), "cuda": dep.cuda, "search": dep.search}
+             "import": IMPORTED_NOT_PRELOADED.get(dep.distribution), "search": dep.search,
+             "cuda": dep.cuda if _links_cuda_libraries(needed.get(dep.distribution, [])) else None}
             for dep in found]
+
+
+def _links_cuda_libraries(libraries: Sequence[str]) -> bool:
+    """Whether any of a dependency's libraries the build links is a CUDA one (libc10_cuda.so,
+    libtorch_cuda.so)."""
+    return any("cuda" in PurePosixPath(library).name for library in libraries)

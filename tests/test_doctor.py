@@ -196,3 +196,16 @@ def test_a_project_without_torch_gets_no_torch_check(project: Path) -> None:
     (project / "CMakeLists.txt").write_text("project(demo CXX)\nfind_package(Python)\n")
     settings = load_settings(project, doctor.option_keys())
     assert "torch" not in by_name(run_doctor(settings, load_options(settings)))
+
+
+def test_architectures_are_what_the_build_uses(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset, buildkit passes CMake no architectures: doctor says the project chooses, and
+    shows no list the build would not use; a CPU project gets no architecture row at all."""
+    monkeypatch.setenv("USE_CUDA", "ON")
+    monkeypatch.delenv("DEMO_CUDA_ARCH_LIST", raising=False)
+    monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
+    settings = doctor.load_settings(project, doctor.option_keys())
+    check = by_name(run_doctor(settings, load_options(settings)))["CUDA architectures"]
+    assert (check.status, check.version) == ("note", "-") and "CMakeLists.txt" in check.detail, check
+    monkeypatch.setenv("USE_CUDA", "OFF")
+    assert "CUDA architectures" not in by_name(run_doctor(settings, load_options(settings)))

@@ -79,14 +79,15 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
     checks = [_check_python(), _check_cmake(settings, cache_path), _check_ninja(options, cache_path)]
     compilers, compiler_checks = _check_compilers(defines, compiler_env or {}, cuda_wanted, cache_path)
     checks += compiler_checks
+    # What the project compiles, not what is installed: the architectures and the per-job budget.
+    uses_cuda = cuda_wanted if cuda_wanted is not None else _project_uses_cuda(settings)
     if cuda_wanted or compilers.nvcc:
         checks += _check_nvcc(compilers.nvcc, cuda_wanted)
+    if uses_cuda:
         checks.append(_check_architectures(options, compilers.nvcc, gpu_present))
     if settings is not None and project_uses_torch(settings.source_dir / "CMakeLists.txt"):
         checks.append(_check_torch(installed_torch()))
     checks.append(_check_launcher(options, cache_path))
-    # The per-job budget follows what the project compiles, not what is installed.
-    uses_cuda = cuda_wanted if cuda_wanted is not None else _project_uses_cuda(settings)
     checks.append(_check_memory(settings, options, cuda=uses_cuda))
     return checks + [_check_wheel_tool(name) for name in WHEEL_TOOLS]
 
@@ -182,6 +183,9 @@ def _check_architectures(options: BuildOptions, nvcc: Tool | None, gpu_present: 
     variable = request.variable if request else options.variable_names.get("cuda_arch_list") or "CUDA_ARCH_LIST"
     requested = request.value if request else None
     name = "CUDA architectures"
+    if request is None:  # buildkit passes none to CMake (builder/driver.py): the project's own choice stands
+        return Check(name, "-", variable, "note", "unset: the project's CMakeLists.txt (or CMake's default) chooses",
+                     f"Set {variable} (e.g. 8.0;9.0) to choose them.")
     try:
         value = normalize_cuda_architectures(requested, variable=variable, gpu_present=gpu_present,
                                              minimum=minimum_arch_for_cuda(nvcc.version if nvcc else None),

@@ -9,6 +9,7 @@ PEP 517 hooks) or its decorator form :func:`exit_on_error` (the CLI's entry poin
 from __future__ import annotations
 
 import functools
+import traceback
 
 from buildkit._util import console
 
@@ -88,6 +89,14 @@ def reporting_errors(action: Callable[[], T]) -> T:
     except KeyboardInterrupt:
         console.warn(INTERRUPTED)
         raise ReportedExit(130) from None
+    except Exception:
+        # Not a failure buildkit knows how to name: the traceback is what a report needs,
+        # so it is shown whole, and said to be a bug rather than left to look like one's own mistake.
+        traceback.print_exc()
+        console.boxed("buildkit bug", "buildkit stopped on an error it does not know how to explain (the "
+                      "traceback above). This is a bug in buildkit or in a tool it ran: please report it with "
+                      "the traceback and the command you ran.", style="red")
+        raise ReportedExit(1) from None
 
 
 def exit_on_error(main: Callable[..., int]) -> Callable[..., int]:

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from buildkit.errors import exit_on_error
 from buildkit_testing.processes import clean_env, run
 
 BUILDKIT = [sys.executable, "-m", "buildkit"]
@@ -89,3 +90,14 @@ def test_doctor_prints_one_table(test_package):
     result = run([*BUILDKIT, "doctor", minimal_project], env=clean_env(COLUMNS="200"), check=False)
     text = result.stdout + result.stderr
     assert "cmake" in text and "ninja" in text and "Python" in text
+
+
+def test_an_unexpected_error_shows_its_traceback_labelled_as_a_bug(capsys: pytest.CaptureFixture[str]) -> None:
+    @exit_on_error
+    def broken() -> int:
+        raise RuntimeError("a programming error")
+
+    assert broken() == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "RuntimeError: a programming error" in err, err
+    assert "buildkit bug" in err and "please report it" in err, err

@@ -34,8 +34,8 @@ STATE_FILES = [
     "build/cmake_install.cmake", "build/install_manifest.txt", "build/compile_commands.json", "build/.ninja_log",
     "build/.ninja_deps", "build/.cmake/api/v1/query/client-buildkit/query.json",
     # setuptools' build of the _C stub, copied in place by every develop.
-    f"build/lib.{sysconfig.get_platform()}-cpython-{sys.version_info[0]}{sys.version_info[1]}/minimal/"
-    f"_C{sysconfig.get_config_var('EXT_SUFFIX')}",
+    (f"build/lib.{sysconfig.get_platform()}-cpython-{sys.version_info[0]}{sys.version_info[1]}/minimal/"
+     f"_C{sysconfig.get_config_var('EXT_SUFFIX')}"),
 ]
 # The install step's own files are named by the install prefix's key: found at run time.
 INSTALL_STATE_GLOBS = ["build/.buildkit/install-*.record", "build/.buildkit/install-*.cmake",

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from buildkit.builder import module_shadows
 from buildkit.builder.install_manifest import INSTALL_MANIFEST
 from buildkit.builder.module_shadows import remove_shadowing_modules
 from buildkit.errors import BuildkitError
@@ -139,12 +140,18 @@ def test_developing_under_311_and_312_by_turns_imports_each_fresh_build(venvs, w
     pythons = {"3.11": venvs("3.11"), "3.12": venvs("3.12")}
     project = test_package("stable_abi_toggle")
     (tmp_path / "elsewhere").mkdir()
+    built = {}
     for value, version in enumerate(["3.11", "3.12", "3.11"], start=1):
         set_value(project, value)
         develop(pythons[version], project, wheelhouse)
+        built[version] = value
         tag = version.replace(".", "")
         number, origin = imported(pythons[version], tmp_path / "elsewhere")
         assert (number, origin.split(".")[1]) == (value, f"cpython-{tag}-x86_64-linux-gnu"), (version, origin)
+        # The other interpreter's in-place module is left alone: it still imports its own last build.
+        for other, python in pythons.items():
+            if other != version and other in built:
+                assert imported(python, tmp_path / "elsewhere")[0] == built[other], other
 
 
 @pytest.mark.slow
@@ -182,3 +189,15 @@ def test_a_compiled_program_in_the_scripts_folder_ships_as_it_is(wheelhouse, tes
     target = tmp_path / "installed"
     run([python, "-m", "pip", "install", "-q", "--no-deps", "--target", target, wheel])
     assert run([target / "bin" / "sabitoggle-native"]).stdout.strip() == "native program ran"
+
+
+@pytest.mark.parametrize("name, other", [
+    ("_mod.cpython-39-x86_64-linux-gnu.so", True),
+    ("_mod.cpython-313t-x86_64-linux-gnu.so", True),
+    ("_mod.cp39-win_amd64.pyd", True),
+    (f"_mod{SUFFIXES[0]}", False),  # this interpreter's own
+    ("_mod.abi3.so", False),
+    ("libfoo.so", False),
+])
+def test_another_interpreters_module_is_told_by_its_versioned_suffix(name: str, other: bool) -> None:
+    assert module_shadows.another_interpreters_module(f"/pkg/{name}") is other

@@ -395,11 +395,16 @@ class PackageTreeInstall:
 
     def prune_stale(self, stale: set[str]) -> None:
         """Remove what an earlier install put into the package tree and this one no longer
-        installs (a component switched off), so it can't ship in a wheel by accident."""
+        installs (a component switched off), so it can't ship in a wheel by accident.  Another
+        interpreter's module stays: developing under 3.11 and 3.12 by turns keeps both
+        importable (a wheel leaves such a module out)."""
         prefix = self.install_prefix.resolve()
         for name in sorted(stale, reverse=True):
             path = Path(name)
             if not path.is_absolute() or not path.resolve().is_relative_to(prefix) or not os.path.lexists(path):
+                continue
+            if module_shadows.another_interpreters_module(name):
+                console.detail(f"kept {path}: a module another interpreter's develop installed")
                 continue
             path.unlink()
             console.detail(f"removed stale install output {path}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import os
+import re
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
@@ -30,6 +31,18 @@ def _split_suffix(name: str, suffixes: list[str]) -> tuple[str, int] | None:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)], index
     return None
+
+
+# What names an extension module of some CPython: .cpython-3XY[t]-<platform>.so, .cp3XY-<platform>.pyd.
+_VERSIONED_MODULE = re.compile(r"\.(?:cpython-\d+[a-z]*-[^./]+\.so|cp\d+[a-z]*-[^./]+\.pyd)$")
+
+
+def another_interpreters_module(path: str, suffixes: list[str] | None = None) -> bool:
+    """Whether ``path`` is an extension module built for another interpreter than this one:
+    a versioned suffix that is not among this interpreter's."""
+    order = importlib.machinery.EXTENSION_SUFFIXES if suffixes is None else suffixes
+    versioned = _VERSIONED_MODULE.search(path)
+    return versioned is not None and versioned.group() not in order
 
 
 def shadowing_modules(written: Iterable[str], suffixes: list[str] | None = None) -> list[tuple[str, str]]:

@@ -23,7 +23,7 @@ from buildkit._util import console
 from buildkit._util.resources import cmake_dir
 from buildkit.builder import build_env, file_api, linker_script
 from buildkit.builder.build_folder import claim_build_folder, lock_own_build_folder
-from buildkit.builder.build_state import LINKER_SCRIPT
+from buildkit.builder.build_state import CMAKE_CACHE, LINKER_SCRIPT
 from buildkit.builder.cmake_cache import CMakeCache
 from buildkit.builder.driver import CMakeDriver, DriverResult
 from buildkit.builder.install_manifest import read_install_manifest, read_install_names
@@ -352,7 +352,7 @@ class Project:
     @property
     def cache(self) -> CMakeCache | None:
         if self._cache is _UNREAD:
-            self._cache = CMakeCache.read_if_exists(self.build_dir / "CMakeCache.txt")
+            self._cache = CMakeCache.read_if_exists(self.build_dir / CMAKE_CACHE)
         return self._cache
 
     def condition(self, when: str | None) -> bool:

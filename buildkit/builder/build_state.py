@@ -51,12 +51,15 @@ BUILD_NINJA = "build.ninja"
 INSTALL_SCRIPT = "cmake_install.cmake"
 INSTALL_MANIFEST = "install_manifest.txt"
 COMPILE_COMMANDS = "compile_commands.json"
+NINJA_LOG = ".ninja_log"
+CMAKE_FILES_FOLDER = "CMakeFiles"
+RULES_NINJA = os.path.join(CMAKE_FILES_FOLDER, "rules.ninja")
 # buildkit's query to CMake's File API (file_api), in CMake's folder for it.
 FILE_API = os.path.join(".cmake", "api", "v1")
 FILE_API_CLIENT = "client-buildkit"
 FILE_API_QUERY = os.path.join(FILE_API, "query", FILE_API_CLIENT, "query.json")
-CMAKE_FILES = (CMAKE_CACHE, BUILD_NINJA, INSTALL_SCRIPT, INSTALL_MANIFEST, COMPILE_COMMANDS, ".ninja_log",
-               ".ninja_deps", os.path.join("CMakeFiles", "rules.ninja"), FILE_API_QUERY)
+CMAKE_FILES = (CMAKE_CACHE, BUILD_NINJA, INSTALL_SCRIPT, INSTALL_MANIFEST, COMPILE_COMMANDS, NINJA_LOG,
+               ".ninja_deps", RULES_NINJA, FILE_API_QUERY)
 
 
 # The first line CMake writes into each generated file buildkit relies on: one that does

@@ -31,9 +31,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from buildkit.builder.build_state import CMAKE_CACHE
 from buildkit.errors import BuildkitError
 
-CACHE_FILE_NAME = "CMakeCache.txt"
+CACHE_FILE_NAME = CMAKE_CACHE
 ENTRY_TYPES = ("BOOL", "PATH", "FILEPATH", "STRING", "INTERNAL", "STATIC", "UNINITIALIZED")
 
 PythonValue = bool | str | None

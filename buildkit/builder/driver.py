@@ -45,10 +45,13 @@ from buildkit.builder.build_lock import DEFAULT_TIMEOUT_S
 from buildkit.builder.build_output import StepResult, copy_if_changed, print_summary, run_step
 from buildkit.builder.build_state import (
     BUILD_NINJA,
+    CMAKE_CACHE,
+    CMAKE_FILES_FOLDER,
     COMPILE_COMMANDS,
     COMPILE_COMMANDS_STAMP,
     CONFIGURE_RECORD,
     INSTALL_SCRIPT,
+    RULES_NINJA,
     starts_as_generated,
     state_path,
 )
@@ -125,7 +128,7 @@ class CMakeDriver:
     def cache(self) -> CMakeCache | None:
         """The parsed CMakeCache.txt, None before the first configure."""
         if self._cache is _UNREAD:
-            self._cache = CMakeCache.read_complete(self.build_dir / "CMakeCache.txt")
+            self._cache = CMakeCache.read_complete(self.build_dir / CMAKE_CACHE)
         return self._cache
 
     def _cached(self, name: str) -> str | None:
@@ -177,7 +180,7 @@ class CMakeDriver:
         reasons = []
         generated = [INSTALL_SCRIPT]
         if self._uses_ninja():
-            generated += [BUILD_NINJA, os.path.join("CMakeFiles", "rules.ninja")]
+            generated += [BUILD_NINJA, RULES_NINJA]
         for name in generated:
             if not (self.build_dir / name).is_file():
                 reasons.append(f"{name} is missing")
@@ -317,8 +320,8 @@ class CMakeDriver:
 
     def _delete_cache(self) -> None:
         # Only these two, only inside the build folder: never follow a link out of it.
-        (self.build_dir / "CMakeCache.txt").unlink(missing_ok=True)
-        files = self.build_dir / "CMakeFiles"
+        (self.build_dir / CMAKE_CACHE).unlink(missing_ok=True)
+        files = self.build_dir / CMAKE_FILES_FOLDER
         if files.is_symlink():
             files.unlink()
         elif files.is_dir():

@@ -21,7 +21,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SCRIPT = "cmake_install.cmake"
+from buildkit.builder.build_state import INSTALL_SCRIPT
+
+SCRIPT = INSTALL_SCRIPT
 # `CMAKE_INSTALL_COMPONENT STREQUAL "<name>"`, or CMake 3.20's `"x${...}x" STREQUAL "x<name>x"`.
 _COMPONENT_IF = re.compile(r'^\s*(?:CMAKE_INSTALL_COMPONENT\s+STREQUAL\s+"(?P<component>[^"]*)"'
                            r'|"x\$\{CMAKE_INSTALL_COMPONENT\}x"\s+STREQUAL\s+"x(?P<old>[^"]*)x")(?P<rest>.*)$', re.S)

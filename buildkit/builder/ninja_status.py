@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from buildkit.builder.build_state import NINJA_LOG
+
 NO_WORK = "ninja: no work to do."
 # Edges of CMake's own bookkeeping: the CONFIGURE_DEPENDS glob check runs on every ninja
 # run; when it finds a change, the "Re-running CMake..." edge that follows is real work.
@@ -49,7 +51,7 @@ def writes_only_its_outputs(edge: str) -> bool:
 def log_stamp(build_dir: str) -> tuple[int, int] | None:
     """The size and inode of the build folder's ``.ninja_log`` before a build."""
     try:
-        info = os.stat(os.path.join(build_dir, ".ninja_log"))
+        info = os.stat(os.path.join(build_dir, NINJA_LOG))
     except OSError:
         return None
     return info.st_size, info.st_ino
@@ -61,7 +63,7 @@ def outputs_since(build_dir: str, stamp: tuple[int, int] | None) -> set[str] | N
     now = log_stamp(build_dir)
     if stamp is None or now is None or now[1] != stamp[1] or now[0] < stamp[0]:
         return None
-    with open(os.path.join(build_dir, ".ninja_log"), "rb") as handle:
+    with open(os.path.join(build_dir, NINJA_LOG), "rb") as handle:
         handle.seek(stamp[0])
         added = handle.read().decode("utf-8", errors="surrogateescape")
     outputs = set()

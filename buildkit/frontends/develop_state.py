@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 from buildkit._util.fileutil import read_json, write_json
-from buildkit.builder.build_state import DEVELOP_RECORD, INSTALL_MANIFEST, state_path
+from buildkit.builder.build_state import CMAKE_CACHE, DEVELOP_RECORD, INSTALL_MANIFEST, state_path
 from buildkit.frontends.editable import find_installed, site_packages
 from buildkit.package.layout import installed_module_path
 from buildkit.project import Project
@@ -59,7 +59,7 @@ def inputs_fingerprint(project: Project, register: bool) -> str:
     for source in stub.sources if stub else ():
         path = root / source
         digest.update(f"{source}:{path.stat().st_mtime_ns if path.exists() else 0}".encode())
-    cache = project.build_dir / "CMakeCache.txt"
+    cache = project.build_dir / CMAKE_CACHE
     digest.update(f"cache:{cache.stat().st_mtime_ns if cache.exists() else 0}".encode())
     # What CMake installed decides the registered top-level names in wheel-root mode.
     manifest = project.build_dir / INSTALL_MANIFEST

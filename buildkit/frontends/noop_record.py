@@ -12,7 +12,7 @@ import os
 import sys
 
 from buildkit._util import marshal_file
-from buildkit.builder.build_state import NOOP_RECORD, state_path
+from buildkit.builder.build_state import BUILD_NINJA, CMAKE_CACHE, NOOP_RECORD, state_path
 
 try:  # built into CPython; hashlib would load OpenSSL's library for the same digest (~4 ms, measured)
     from _blake2 import blake2b
@@ -102,4 +102,4 @@ def regenerated(record: dict) -> bool:
 
 def regenerated_files(build_dir: str) -> list[str]:
     """What a CMake run inside ninja rewrites."""
-    return [os.path.join(build_dir, "CMakeCache.txt"), os.path.join(build_dir, "build.ninja")]
+    return [os.path.join(build_dir, CMAKE_CACHE), os.path.join(build_dir, BUILD_NINJA)]

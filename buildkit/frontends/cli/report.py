@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from buildkit._util import console
-from buildkit.builder.build_state import BUILD_TRACE, state_path
+from buildkit.builder.build_state import BUILD_TRACE, NINJA_LOG, state_path
 from buildkit.config.options import option_keys
 from buildkit.config.settings import load_settings
 from buildkit.errors import BuildkitError, exit_on_error
@@ -124,7 +124,7 @@ def default_build_dir() -> Path:
 
 
 def report(build_dir: Path, output: Path | None = None, top: int = 20) -> Path:
-    entries = read_ninja_log(build_dir / ".ninja_log")
+    entries = read_ninja_log(build_dir / NINJA_LOG)
     if not entries:
         raise BuildkitError(f"{build_dir / '.ninja_log'} has no finished jobs.", "Build the project, then run this again.")
     all_jobs = jobs(entries)

@@ -178,6 +178,21 @@ def test_each_defect_is_a_finding_with_a_reason(tmp_path, libs, defect, check, w
         assert word in text, text
 
 
+def test_a_program_in_the_scripts_folder_may_name_its_own_folder(tmp_path, libs):
+    """buildkit's default install RPATH, $ORIGIN, reaches a program installed to
+    SKBUILD_SCRIPTS_DIR too (tests/test_hostile_corpus.py's binary-script rows): its own
+    folder is no escape, a folder beside it is."""
+    program = tmp_path / "tool"
+    program.write_bytes(libs["lib"])
+    files = clean_files(libs)
+    for rpath, escapes in (("$ORIGIN", False), ("$ORIGIN/../lib", True)):
+        patchelf("--set-rpath", rpath, program)
+        files["pkg-1.0.data/scripts/tool"] = (program.read_bytes(), 0o755)
+        findings = audit(make_wheel(tmp_path / rpath.replace("/", "_"), files), tools=False).findings
+        assert [(f.check, "pkg-1.0.data/lib" in str(f)) for f in findings] == ([("rpath", True)] if escapes else []), \
+            findings
+
+
 def test_unknown_external_library_lowers_the_policy_unless_allowed(tmp_path, libs):
     folder = tmp_path / "dep"
     compile_so(folder, "libdep.so", "int dep(void) { return 2; }\n", "-Wl,-soname,libdep.so")

@@ -323,6 +323,13 @@ def _check_rpaths(name: str, elf: ElfDynamic, packages: set[str]) -> list[Findin
     return found
 
 
+# A program in the wheel's scripts folder.  buildkit's default install RPATH, $ORIGIN
+# (builder/driver.py), reaches every target, a program installed to SKBUILD_SCRIPTS_DIR
+# too: there it names the folder the program itself is installed in, as it does for a
+# library in a package folder, and is no escape (a folder beside it still is).
+_IN_SCRIPTS = re.compile(r"^[^/]+\.data/scripts/[^/]+$")
+
+
 def _rpath_problem(name: str, entry: str, packages: set[str]) -> str | None:
     if entry.startswith("/"):
         return "is absolute: it names a folder of the build machine, not one inside the installed wheel"
@@ -330,6 +337,8 @@ def _rpath_problem(name: str, entry: str, packages: set[str]) -> str | None:
     if not origin:
         return "is relative to the working directory, not to the library ($ORIGIN)"
     target = posixpath.normpath(posixpath.join(posixpath.dirname(name), entry[origin.end(1):].lstrip("/")))
+    if target == posixpath.dirname(name) and _IN_SCRIPTS.match(name):
+        return None
     top = target.split("/", 1)[0]
     if target in ("", ".") or top == ".." or top not in packages:
         where = "the install root" if target in ("", ".") else target

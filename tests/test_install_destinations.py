@@ -70,10 +70,13 @@ def refusal(tmp_path: Path, body: str, prefix: Path | None = None) -> str | None
     ('file(COPY "/src/notes.txt" DESTINATION "/elsewhere")', ["install(CODE)", "file(COPY ...)"]),
     ('file(MAKE_DIRECTORY "${CMAKE_INSTALL_PREFIX}/../../elsewhere")', ["install(CODE)", "file(MAKE_DIRECTORY"]),
     ('configure_file("/src/in.txt" "/elsewhere/out.txt")', ["install(CODE)", "/elsewhere/out.txt"]),
+    ('file(INSTALL DESTINATION "{build}/wheel-dirs/../../../elsewhere" TYPE FILE FILES "/src/notes.txt")',
+     ["wheel-dirs/../../../elsewhere is absolute: no install prefix moves it"]),
 ])
 def test_a_rule_that_writes_outside_is_refused_by_name(tmp_path, body, named):
     configured = tmp_path / "project" / "pkg"
-    message = refusal(tmp_path, body.replace("{configured}", str(configured)), prefix=tmp_path / "staging" / "pkg")
+    body = body.replace("{configured}", str(configured)).replace("{build}", str(tmp_path / "project" / "build"))
+    message = refusal(tmp_path, body, prefix=tmp_path / "staging" / "pkg")
     assert message is not None and "buildkit installed nothing" in message
     for fragment in named:
         assert fragment.replace("{configured}", str(configured)) in message, message
@@ -90,9 +93,12 @@ def test_a_rule_that_writes_outside_is_refused_by_name(tmp_path, body, named):
     'file(WRITE "${SOMEWHERE}/only-cmake-knows.txt" "ran")',
     'file(READ "/etc/hostname" content)',
     'execute_process(COMMAND "/usr/bin/true")',
+    # scikit-build-core's SKBUILD_SCRIPTS_DIR and its siblings: absolute, in the build folder (package/wheel_root.py)
+    'file(INSTALL DESTINATION "{build}/wheel-dirs/scripts" TYPE EXECUTABLE FILES "/build/tool")',
 ])
 def test_a_rule_that_stays_inside_passes(tmp_path, body):
-    assert refusal(tmp_path, body.replace("{source}", str(tmp_path / "project"))) is None
+    body = body.replace("{source}", str(tmp_path / "project")).replace("{build}", str(tmp_path / "project" / "build"))
+    assert refusal(tmp_path, body) is None
 
 
 def test_install_script_writes_are_read_from_the_script(tmp_path):
@@ -116,13 +122,18 @@ def test_manifest_check_names_files_written_outside_also_through_links(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
     (prefix / "linked").symlink_to(outside)
-    check_written([str(prefix / "lib" / "libx.so"), str(prefix / "lib" / ".." / "notes.txt")], prefix)
+    build = tmp_path / "build"
+    scripts = build / "wheel-dirs" / "scripts"  # SKBUILD_SCRIPTS_DIR: the wheel ships it as its scripts
+    scripts.mkdir(parents=True)
+    check_written([str(prefix / "lib" / "libx.so"), str(prefix / "lib" / ".." / "notes.txt"), str(scripts / "tool")],
+                  prefix, build)
     with pytest.raises(BuildkitError) as info:
         check_written([str(prefix / "lib" / "libx.so"), str(prefix / ".." / "escaped.txt"),
-                       str(prefix / "linked" / "through-a-link.txt")], prefix)
+                       str(prefix / "linked" / "through-a-link.txt"), str(scripts / ".." / ".." / "beside.txt")],
+                      prefix, build)
     message = str(info.value)
-    assert "2 file(s) outside the install prefix" in message and "escaped.txt" in message
-    assert "through-a-link.txt" in message and "libx.so" not in message
+    assert "3 file(s) outside the install prefix" in message and "escaped.txt" in message
+    assert "through-a-link.txt" in message and "beside.txt" in message and "libx.so" not in message
 
 
 # ------------------------------------------------------------------ end to end

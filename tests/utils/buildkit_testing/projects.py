@@ -31,9 +31,21 @@ def copy_sources(project: Path, target: Path, package: str | None = None) -> Pat
     return target
 
 
+OVERLAY_OF = "overlay-of"
+
+
 def copy_test_package(scenario: str, target: Path) -> Path:
-    """tests/packages/<scenario> in ``target``: what the `test_package` fixture hands out."""
-    return copy_sources(TEST_PACKAGES / scenario, target)
+    """tests/packages/<scenario> in ``target``: what the `test_package` fixture hands out.
+    A package holding an ``overlay-of`` file is that other package with its own files
+    laid over it (minimal includes an ``overlay.cmake``): the base is never copied twice."""
+    source = TEST_PACKAGES / scenario
+    marker = source / OVERLAY_OF
+    if not marker.is_file():
+        return copy_sources(source, target)
+    copy_sources(TEST_PACKAGES / marker.read_text(encoding="utf-8").strip(), target)
+    shutil.copytree(source, target, ignore=lambda folder, names: [OVERLAY_OF] if folder == str(source) else [],
+                    dirs_exist_ok=True)
+    return target
 
 
 def copy_example(name: str, target: Path) -> Path:

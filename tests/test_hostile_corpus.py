@@ -26,14 +26,13 @@ import os
 import subprocess
 import sys
 import sysconfig
-import tarfile
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from buildkit_testing.artifacts import archive_members
 from buildkit_testing.processes import hermetic, run, unboxed
 from buildkit_testing.venvs import overlay_venv
 
@@ -255,20 +254,6 @@ def snapshot(folder: Path) -> dict[str, bytes | str]:
         entries[name] = (f"-> {os.readlink(path)}" if path.is_symlink() else "folder" if path.is_dir()
                          else path.read_bytes())
     return entries
-
-
-def archive_members(out: Path) -> dict[str, bytes]:
-    """Every file member of every wheel and sdist below ``out`` (rejected wheels included)."""
-    members = {}
-    for archive in sorted(out.rglob("*")):
-        if archive.name.endswith(".whl"):
-            with zipfile.ZipFile(archive) as wheel:
-                members.update({f"{archive.name}:{n}": wheel.read(n) for n in wheel.namelist()})
-        elif archive.name.endswith(".tar.gz"):
-            with tarfile.open(archive) as sdist:
-                members.update({f"{archive.name}:{m.name}": sdist.extractfile(m).read()
-                                for m in sdist.getmembers() if m.isfile()})
-    return members
 
 
 def kinds_made(out: Path) -> list[str]:

@@ -16,14 +16,13 @@ together take about 15 s.
 from __future__ import annotations
 
 import os
-import tarfile
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from buildkit_testing.artifacts import archive_members
 from buildkit_testing.processes import clean_env, setup_py, unboxed
 
 CANARY = b"canary-7f3c: this line lives outside the project and must never ship\n"
@@ -89,20 +88,6 @@ ROWS = [
 ]
 
 
-def _produced(dist: Path) -> dict[str, bytes]:
-    """Every member of every archive in ``dist``."""
-    members = {}
-    for archive in dist.glob("*"):
-        if archive.suffix == ".whl":
-            with zipfile.ZipFile(archive) as wheel:
-                members.update({f"{archive.name}:{n}": wheel.read(n) for n in wheel.namelist()})
-        elif archive.name.endswith(".tar.gz"):
-            with tarfile.open(archive) as sdist:
-                members.update({f"{archive.name}:{m.name}": sdist.extractfile(m).read()
-                                for m in sdist.getmembers() if m.isfile()})
-    return members
-
-
 @pytest.mark.parametrize("row", [pytest.param(row, id=row.name, marks=row.marks) for row in ROWS])
 def test_nothing_from_outside_ships(row: Row, test_package, overlay_python, tmp_path):
     if "/etc/passwd" in row.name and not os.path.isfile("/etc/passwd"):
@@ -120,7 +105,7 @@ def test_nothing_from_outside_ships(row: Row, test_package, overlay_python, tmp_
                       env=clean_env(HOME=str(home), TMPDIR=str(temporary)), check=False)
     output = result.stdout + result.stderr
     assert "Traceback" not in output
-    produced = _produced(dist) if dist.is_dir() else {}
+    produced = archive_members(dist) if dist.is_dir() else {}
     if row.refused is None:
         assert result.returncode == 0, output
         assert produced

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import tarfile
+import zipfile
 from pathlib import Path
 
 
@@ -15,3 +17,18 @@ def only_wheel(folder: Path) -> Path:
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def archive_members(folder: Path) -> dict[str, bytes]:
+    """Every file member of every wheel and sdist below ``folder`` (rejected wheels
+    included), keyed ``<archive name>:<member>``."""
+    members = {}
+    for archive in sorted(folder.rglob("*")):
+        if archive.name.endswith(".whl"):
+            with zipfile.ZipFile(archive) as wheel:
+                members.update({f"{archive.name}:{n}": wheel.read(n) for n in wheel.namelist()})
+        elif archive.name.endswith(".tar.gz"):
+            with tarfile.open(archive) as sdist:
+                members.update({f"{archive.name}:{m.name}": sdist.extractfile(m).read()
+                                for m in sdist.getmembers() if m.isfile()})
+    return members

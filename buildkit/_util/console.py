@@ -11,6 +11,8 @@ import os
 import sys
 from functools import lru_cache
 
+from buildkit._util.switches import verbose_setting
+
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op develop goes without
 if TYPE_CHECKING:  # rich costs ~20 ms to import: only load it when something is printed
     from typing import Iterable, Sequence
@@ -83,7 +85,7 @@ def info(message: str) -> None:
 
 
 def is_verbose() -> bool:
-    return os.environ.get("VERBOSE", "0") not in {"", "0"}
+    return verbose_setting() is True  # the options' reading; a word they refuse stops the run there
 
 
 def detail(message: str) -> None:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import shlex
 
+from buildkit._util.switches import FALSE_WORDS, TRUE_WORDS, switch_word
 from buildkit.errors import ConfigError
 
-TRUE_WORDS = ("1", "on", "yes", "true", "y", "enable", "enabled")
-FALSE_WORDS = ("0", "off", "no", "false", "n", "disable", "disabled", "")
 BUILD_TYPES = ("Debug", "Release", "RelWithDebInfo", "MinSizeRel")
 
 
@@ -45,11 +44,9 @@ def check_text(value: str, where: str, *, one_line: bool = True) -> str:
 
 def parse_bool(value: str, name: str) -> bool:
     """The one strict boolean parser: unknown words are errors, never False."""
-    word = value.strip().lower()
-    if word in TRUE_WORDS:
-        return True
-    if word in FALSE_WORDS:
-        return False
+    verdict = switch_word(value)
+    if verdict is not None:
+        return verdict
     raise ConfigError(
         f"{name}={value!r} is not a boolean.",
         f"Use one of {', '.join(w for w in TRUE_WORDS)} to turn it on, or "

@@ -26,6 +26,7 @@ import os
 import time
 
 from buildkit._util import console, spawn
+from buildkit._util.switches import verbose_setting
 from buildkit.builder import install_summary
 from buildkit.builder.build_lock import held_here, lock_build_folder
 from buildkit.builder.build_state import LOGS, state_path
@@ -35,7 +36,7 @@ from buildkit.frontends.noop_record import inputs, read_record, regenerated
 
 def setup_py_request(argv: list[str], script: str) -> str | None:
     """The project root for ``python setup.py develop`` (nothing else); None otherwise."""
-    if argv != ["develop"] or os.environ.get("VERBOSE", "0") not in {"", "0"}:
+    if argv != ["develop"] or verbose_setting() is not False:
         return None
     return os.path.dirname(os.path.abspath(script)) if os.path.basename(script) == "setup.py" \
         and os.path.isfile(script) else None
@@ -45,8 +46,8 @@ def request(argv: list[str]) -> tuple[str, bool] | None:
     """(project root, register) for a plain ``develop``/``build`` [path]; None for anything else."""
     if not argv or argv[0] not in {"develop", "build"} or len(argv) > 2 or any(a.startswith("-") for a in argv):
         return None
-    if os.environ.get("VERBOSE", "0") not in {"", "0"}:
-        return None  # a verbose run shows every decision: the full command makes them
+    if verbose_setting() is not False:
+        return None  # a verbose run shows every decision, and a VERBOSE the options refuse is named: the full command
     return os.path.abspath(argv[1] if len(argv) == 2 else "."), argv[0] == "develop"
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from buildkit_testing.artifacts import archive_members
-from buildkit_testing.processes import hermetic, run, unboxed
+from buildkit_testing.processes import hermetic, run, squashed, unboxed
 from buildkit_testing.venvs import overlay_venv
 
 # The canary's bytes: in a file outside the project that links aim at, and in the stale
@@ -260,11 +260,6 @@ def kinds_made(out: Path) -> list[str]:
     """What ``out`` holds: "sdist", "wheel", or the name of anything else (a partial file)."""
     files = sorted(p.name for p in out.rglob("*") if p.is_file()) if out.is_dir() else []
     return sorted("sdist" if n.endswith(".tar.gz") else "wheel" if n.endswith(".whl") else n for n in files)
-
-
-def squashed(text: str) -> str:
-    """``text`` without white space: a long path in a message box is wrapped anywhere."""
-    return "".join(text.split())
 
 
 # What a successful build of each front end leaves in its output folder.

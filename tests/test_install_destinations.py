@@ -15,7 +15,7 @@ import pytest
 from buildkit.builder.install_destinations import DestinationCheck, check_written
 from buildkit.builder.install_script import read_units
 from buildkit.errors import BuildkitError
-from buildkit_testing.processes import hermetic, run, unboxed
+from buildkit_testing.processes import hermetic, run, squashed, unboxed
 from buildkit_testing.venvs import overlay_venv
 
 PREAMBLE = """\
@@ -190,10 +190,10 @@ def test_develop_refuses_a_rule_that_writes_outside(hostile, python, tmp_path, r
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     assert "Traceback" not in output
-    message = unboxed(output)
-    assert "buildkit installed nothing" in message
+    message = squashed(unboxed(output))  # squashed: the box wraps a long path anywhere
+    assert squashed("buildkit installed nothing") in message
     for fragment in row.named:
-        assert fragment.replace("{canary}", str(canary)) in message, message
+        assert squashed(fragment.replace("{canary}", str(canary))) in message, unboxed(output)
     assert list(canary.iterdir()) == []
     assert not (hostile / "hostile_install" / "docs").exists()
 
@@ -208,7 +208,8 @@ def test_a_destination_only_the_install_computes_is_caught_by_the_manifest(hosti
         result = develop(python, hostile, env)
         output = result.stdout + result.stderr
         assert result.returncode != 0 and "Traceback" not in output, output
-        assert "outside the install prefix" in unboxed(output) and str(canary / "notes.txt") in unboxed(output)
+        message = squashed(unboxed(output))
+        assert squashed("outside the install prefix") in message and squashed(str(canary / "notes.txt")) in message
     (canary / "notes.txt").unlink()
     canary.rmdir()
 
@@ -220,8 +221,8 @@ def test_pip_wheel_refuses_a_prefix_made_absolute_and_writes_nothing_into_the_pr
                  env=hermetic(tmp_path, HOSTILE_RULE="prefix-docs", PIP_NO_INDEX="1"), check=False, timeout=300)
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
-    message = unboxed(output)
-    assert "hostile_install/docs is absolute" in message and "use `DESTINATION docs`" in message, message
+    message = squashed(unboxed(output))
+    assert "hostile_install/docsisabsolute" in message and squashed("use `DESTINATION docs`") in message, output
     assert not (hostile / "hostile_install" / "docs").exists()
     assert not dist.exists() or not list(dist.glob("*.whl"))
 
@@ -247,5 +248,7 @@ def test_an_install_prefix_of_ones_own_stops_before_configure(test_package, pyth
     result = develop(python, project, env)
     output = result.stdout + result.stderr
     assert result.returncode != 0 and "Traceback" not in output, output
-    assert named.replace("{canary}", str(canary)) in unboxed(output) and "buildkit sets the install prefix" in unboxed(output)
+    message = squashed(unboxed(output))
+    assert squashed(named.replace("{canary}", str(canary))) in message
+    assert squashed("buildkit sets the install prefix") in message
     assert list(canary.iterdir()) == [] and not (project / "build").exists()

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from buildkit_testing.artifacts import archive_members
-from buildkit_testing.processes import clean_env, setup_py, unboxed
+from buildkit_testing.processes import clean_env, setup_py, squashed, unboxed
 
 CANARY = b"canary-7f3c: this line lives outside the project and must never ship\n"
 HINT = "allow-outside-links"
@@ -117,9 +117,9 @@ def test_nothing_from_outside_ships(row: Row, test_package, overlay_python, tmp_
                        for name, data in produced.items())
         return
     assert result.returncode != 0, output
-    text = unboxed(output)
+    text = squashed(unboxed(output))  # squashed: the box wraps a long path anywhere
     for phrase in row.refused:
-        assert phrase in text, (phrase, text)
+        assert squashed(phrase) in text, (phrase, unboxed(output))
     assert not [name for name, data in produced.items() if CANARY in data]
     if "/etc/passwd" in row.name:
         passwd = Path("/etc/passwd").read_bytes()

@@ -62,6 +62,12 @@ def unboxed(output: str) -> str:
     return " ".join(" ".join(words).split())
 
 
+def squashed(text: str) -> str:
+    """``text`` without white space: a long path in a message box is wrapped anywhere, so
+    compare squashed text with a squashed expectation."""
+    return "".join(text.split())
+
+
 def hermetic(tmp_path: Path, **overrides: str) -> dict[str, str]:
     """clean_env with a HOME and TMPDIR of the test's own (``tmp_path``/home and /tmp, made
     here): nothing outside is written to on the side."""

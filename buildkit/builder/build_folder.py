@@ -16,8 +16,9 @@ A claim is refused, before anything is written, for
   buildkit, recognised by its state (``.buildkit/`` beside a ``CMakeCache.txt``) and
   holding no file git tracks, is adopted: it gets the marker.
 
-The marker is one ``stat`` on every later claim: the no-op develop path never claims
-(its record exists only after a claimed build).
+A later claim costs a ``stat`` of the marker and ``build_state.clear_obstacles``'s few
+dozen ``lstat`` calls; the no-op develop path never claims (its record exists only after
+a claimed build).
 """
 
 from __future__ import annotations
@@ -88,19 +89,16 @@ def claim_build_folder(build_dir: Path, root: Path, protected: Iterable[Path], *
     """Make ``build_dir`` a build folder of buildkit's, or refuse with the reason (see the module).
     ``write_marker=False`` only checks (a dry run writes nothing)."""
     root = root.resolve()
+    reason = layout_refusal(build_dir, root, protected)
+    if reason:  # a marker never makes a project folder a build folder
+        raise BuildFolderRefused(build_dir, reason)
     if carries_marker(build_dir):
-        reason = layout_refusal(build_dir, root, protected)
-        if reason:
-            raise BuildFolderRefused(build_dir, reason)
         if write_marker:
             _clear_obstacles(build_dir)
         return
     if os.path.lexists(build_dir) and not build_dir.is_dir():
         raise BuildFolderRefused(build_dir, "not a folder (a file, or a link that leads nowhere)",
-                      f"Remove {build_dir} or set [tool.buildkit] build-dir to another folder.")
-    reason = layout_refusal(build_dir, root, protected)
-    if reason:
-        raise BuildFolderRefused(build_dir, reason)
+                                 f"Remove {build_dir} or set [tool.buildkit] build-dir to another folder.")
     if build_dir.is_dir():
         try:
             entries = sorted(entry.name for entry in os.scandir(build_dir))
@@ -109,8 +107,8 @@ def claim_build_folder(build_dir: Path, root: Path, protected: Iterable[Path], *
         if entries and not is_earlier_build_folder(build_dir, entries):
             shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
             raise BuildFolderRefused(build_dir, f"a folder buildkit did not make: it holds {shown}",
-                          "Set [tool.buildkit] build-dir to a folder of its own (the default is \"build\"), "
-                          f"or, if {build_dir} is a build folder you can lose, empty it first.")
+                                     "Set [tool.buildkit] build-dir to a folder of its own (the default is "
+                                     f"\"build\"), or, if {build_dir} is a build folder you can lose, empty it first.")
         if entries and _holds_tracked_files(build_dir, root):
             raise BuildFolderRefused(build_dir, "a folder holding files git tracks")
     if not write_marker:
@@ -124,7 +122,7 @@ def claim_build_folder(build_dir: Path, root: Path, protected: Iterable[Path], *
 def _clear_obstacles(build_dir: Path) -> None:
     for path, what in clear_obstacles(build_dir):
         console.warn(f"removed {path}: {what} stood where buildkit keeps a file of the build folder "
-                        "(it is made again)")
+                     "(it is made again)")
 
 
 def _holds_tracked_files(folder: Path, root: Path) -> bool:

@@ -29,6 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "utils"))
 from buildkit_testing.projects import copy_sources  # noqa: E402
 from buildkit_testing.venvs import overlay_venv, site_packages  # noqa: E402
+from buildkit_testing.paths import build_folder  # noqa: E402
+
+BUILD_FOLDER = str(build_folder(Path(".")))  # the default build-dir under this Python, from the project
 
 BUILDKIT_BACKEND = ("setuptools-buildkit", "buildkit.build_meta")
 SKBUILD_BACKEND = ("scikit-build-core", "scikit_build_core.build")
@@ -202,17 +205,17 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("cold build: buildkit develop", timed([python, "-m", "buildkit", "develop", "."], bk, env)))
         timed([python, "setup.py", "develop"], bk, env)  # warm every cache once
         ninja = find_ninja()
-        floor_ninja = median([ninja, "-C", "build"], bk, env, args.runs)
+        floor_ninja = median([ninja, "-C", BUILD_FOLDER], bk, env, args.runs)
         floor_setuptools = median([python, "-c", "import setuptools"], bk, env, args.runs)
         floor_python = median([python, "-c", "pass"], bk, env, args.runs)
-        rows += [("floor: ninja -C build (no-op)", floor_ninja),
+        rows += [("floor: ninja -C build/{soabi} (no-op)", floor_ninja),
                  ("floor: python -c 'import setuptools'", floor_setuptools),
                  ("floor: python -c pass", floor_python)]
         noop_setup = median([python, "setup.py", "develop"], bk, env, args.runs)
         noop_cli = median([python, "-m", "buildkit", "develop", "."], bk, env, args.runs)
         unit = bk / "src" / "unit000.cpp"
         touch_cli = median([python, "-m", "buildkit", "develop", "."], bk, env, args.runs, before=touch(unit))
-        touch_ninja = median([ninja, "-C", "build"], bk, env, args.runs, before=touch(unit))
+        touch_ninja = median([ninja, "-C", BUILD_FOLDER], bk, env, args.runs, before=touch(unit))
         # Last: pip's editable install leaves a finder that every later interpreter start pays for.
         noop_pip = median([python, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "-e", "."],
                           bk, env, max(3, args.runs // 2))
@@ -272,7 +275,7 @@ def measure_tensorlet(work: Path, python: str, ninja: str, args, env: dict[str, 
     noop = median(develop, copy, env, args.runs)
     kernel = copy / "csrc" / "ops" / "cpu" / "UnaryKernels.cpp"
     touched = median(develop, copy, env, max(3, args.runs // 2), before=touch(kernel))
-    touched_ninja = median([ninja, "-C", "build"], copy, env, max(3, args.runs // 2), before=touch(kernel))
+    touched_ninja = median([ninja, "-C", BUILD_FOLDER], copy, env, max(3, args.runs // 2), before=touch(kernel))
     return [("tensorlet cold: buildkit develop", cold), ("tensorlet no-op: buildkit develop", noop),
             ("tensorlet touch one kernel: buildkit develop", touched),
             ("tensorlet touch one kernel: ninja alone", touched_ninja)]

@@ -46,6 +46,9 @@ from rebuild import BUILDKIT_BACKEND, SKBUILD_BACKEND, pyproject_toml, timed, to
 from buildkit.package.wheel_zip import DEFAULT_LEVEL, DEFLATED  # noqa: E402
 from buildkit_testing.skbuild_corpus import IndexUnreachable, reference_requirements  # noqa: E402
 from buildkit_testing.venvs import make_venv, make_wheelhouse, pip_into, venv_env  # noqa: E402
+from buildkit_testing.paths import build_folder  # noqa: E402
+
+BUILD_FOLDER = str(build_folder(Path(".")))  # the default build-dir under this Python, from the project
 
 PACKAGE = "scaleproj"
 HEADERS_PER_FOLDER = 500  # PyTorch's include tree is many folders, not one flat one
@@ -294,7 +297,7 @@ def measure(work: Path, size: Size, growth: list[int], args) -> tuple[dict[str, 
     passes = build_passes(output)
     timed([py, "setup.py", "develop"], project, env)  # every cache warm once
 
-    add("floor: ninja -C build (no-op)", runs_of([ninja, "-C", "build"], project, env, args.runs))
+    add("floor: ninja -C build/{soabi} (no-op)", runs_of([ninja, "-C", BUILD_FOLDER], project, env, args.runs))
     add("floor: python -c pass", runs_of([py, "-c", "pass"], project, env, args.runs))
     add("floor: python -c 'import setuptools'", runs_of([py, "-c", "import setuptools"], project, env, args.runs))
     add("floor: zip the package folder (zipfile, 1 thread)",
@@ -307,10 +310,10 @@ def measure(work: Path, size: Size, growth: list[int], args) -> tuple[dict[str, 
     header = project / "include" / header_path(0)
     unit = project / "src" / "unit00000.cpp"
     add("touch one installed header: buildkit develop", runs_of(develop, project, env, args.runs, touch(header)))
-    add("touch one installed header: ninja alone", runs_of([ninja, "-C", "build"], project, env, args.runs,
+    add("touch one installed header: ninja alone", runs_of([ninja, "-C", BUILD_FOLDER], project, env, args.runs,
                                                            touch(header)))
     add("touch one .cpp: buildkit develop", runs_of(develop, project, env, args.runs, touch(unit)))
-    add("touch one .cpp: ninja alone", runs_of([ninja, "-C", "build"], project, env, args.runs, touch(unit)))
+    add("touch one .cpp: ninja alone", runs_of([ninja, "-C", BUILD_FOLDER], project, env, args.runs, touch(unit)))
     timed(develop, project, env)  # install what ninja alone built
 
     dist = work / "dist"
@@ -376,7 +379,7 @@ def report(rows: dict[str, Row], passes: int, growth_rows: list, judged: bool) -
     def median(name: str) -> float:
         return rows[name].median
 
-    ninja_noop, python_start = median("floor: ninja -C build (no-op)"), median("floor: python -c pass")
+    ninja_noop, python_start = median("floor: ninja -C build/{soabi} (no-op)"), median("floor: python -c pass")
     develop_limit = max(0.15, 1.5 * (ninja_noop + python_start))
     # The backend call and a no-op develop share the interpreter start, buildkit's import
     # and the up-to-date check; what the backend spends beyond them is packaging.

@@ -15,6 +15,7 @@ from buildkit.builder import build_env, toolchain
 from buildkit.builder.driver import CMakeDriver
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
 from buildkit_testing.projects import write_files
 
@@ -145,6 +146,6 @@ def test_cmake_finds_the_environments_packages_in_the_mirror(tmp_path: Path, ove
                           "file(WRITE ${CMAKE_BINARY_DIR}/found.txt \"${pyb_DIR}\\n${nb_DIR}\\n${demo_DIR}\\n\")\n",
     })
     run([overlay_python, "-m", "buildkit", "develop", project], cwd=project, env=clean_env(PYTHONPATH=str(site)))
-    mirror = project / "build" / "build-env"
-    assert (project / "build" / "found.txt").read_text().splitlines() == [
+    mirror = build_folder(project) / "build-env"
+    assert (build_folder(project) / "found.txt").read_text().splitlines() == [
         str(mirror / "pyb" / "share" / "cmake" / "pyb"), str(mirror / "nb" / "cmake"), str(mirror / "demo" / "prefix")]

@@ -134,6 +134,7 @@ def test_clean_waits_for_the_build_holding_the_folder(project: Path) -> None:
 WAITER = """
 import os, sys
 from buildkit.builder.build_lock import lock_build_folder
+from buildkit_testing.paths import build_folder
 with lock_build_folder(sys.argv[1], timeout=60):
     held = os.path.join(sys.argv[1], ".buildkit", "lock")
     print("holds", os.path.exists(held), flush=True)
@@ -173,7 +174,7 @@ def test_develop_refuses_a_source_folder_and_clean_racing_a_develop_waits(test_p
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
-        while not (project / "build" / ".buildkit" / "lock").exists() and time.monotonic() < deadline:
+        while not (build_folder(project) / ".buildkit" / "lock").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         cleaned = run([sys.executable, "-m", "buildkit", "clean", project], cwd=project, env=env, check=False)
         output, _ = develop.communicate(timeout=600)

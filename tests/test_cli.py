@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from buildkit.errors import exit_on_error
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
 
 BUILDKIT = [sys.executable, "-m", "buildkit"]
@@ -48,7 +49,7 @@ def test_build_then_report_and_cmake_only(test_package, tmp_path):
     minimal_project = test_package("minimal")
     run([*BUILDKIT, "build", minimal_project], env=clean_env())
     assert list((minimal_project / "minimal").glob("_C*.so"))
-    report = run([*BUILDKIT, "report", minimal_project / "build", "-o", tmp_path / "trace.json"])
+    report = run([*BUILDKIT, "report", build_folder(minimal_project), "-o", tmp_path / "trace.json"])
     assert "minimal.cpp" in report.stdout + report.stderr
     assert json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
     fresh = run([*BUILDKIT, "build", minimal_project], env=clean_env(CMAKE_ONLY="1", CMAKE_FRESH="1"))
@@ -62,7 +63,7 @@ def test_prioritized_text_puts_listed_functions_first(test_package):
     # dot() is defined after sum() in minimal.cpp; the script must move it first.
     symbols.write_text("_ZN7minimal3dotEPKdS1_m\n_ZN7minimal13build_flavourEv\n")
     run([*BUILDKIT, "build", minimal_project], env=clean_env(USE_PRIORITIZED_TEXT_FOR_LD="1"))
-    assert (minimal_project / "build" / "linker_script.ld").is_file()
+    assert (build_folder(minimal_project) / "linker_script.ld").is_file()
     nm = subprocess.run(["nm", "-n", "--defined-only", minimal_project / "minimal" / "lib" / "libminimal.so"],
                         capture_output=True, text=True, check=True).stdout
     text_symbols = [line.split()[2] for line in nm.splitlines() if line.split()[1] in "tT"

@@ -24,6 +24,7 @@ from buildkit.builder.driver import CMakeDriver
 from buildkit.builder.toolchain import Tool, Toolchain
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env
 
 FILES = 60
@@ -102,7 +103,7 @@ def test_second_machine_hits_the_shared_cache(tmp_path):
     assert hits >= 0.9 * total, f"B hit the cache for {hits} of {total} compilations: {stats}"
     assert stats["cache_location"].startswith("redis")
 
-    cache = CMakeCache.read_if_exists(checkouts["B"] / "build" / "CMakeCache.txt")
+    cache = CMakeCache.read_if_exists(build_folder(checkouts["B"]) / "CMakeCache.txt")
     for lang in LANGUAGES:
         assert cache.get_value(f"CMAKE_{lang}_COMPILER_LAUNCHER") == sccache
     # B's extension, made of objects compiled on "machine A", works.

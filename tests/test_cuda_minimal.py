@@ -27,10 +27,10 @@ from buildkit_testing.venvs import overlay_venv
 
 EPOCH = "1700000000"
 LIBRARY = Path("cuda_minimal", "lib", "libcuda_minimal.so")
-STAGED = Path("build", "wheel-staging")  # where a wheel build installs (the source tree stays clean)
 
 PROBE = """\
 import json, cuda_minimal as c
+from buildkit_testing.paths import build_folder
 from cuda_minimal import _C
 out = {"file": c.__file__, "available": c.cuda_available(), "status": c.cuda_status(),
        "built_with_cuda": c.built_with_cuda(), "architectures": c.compiled_architectures(),
@@ -42,6 +42,11 @@ for device in ("cpu", "cuda", "gpu"):
         out[device] = f"{type(exc).__name__}: {exc}"
 print(json.dumps(out))
 """
+
+
+def staged(root: Path) -> Path:
+    """Where a wheel build installs (the source tree stays clean)."""
+    return build_folder(root) / "wheel-staging"
 
 
 @functools.cache
@@ -58,7 +63,7 @@ def cuda_project(tmp_path_factory, test_package):
     env = build_env(**{CUDA_MINIMAL_ARCH_VAR: "8.0"})
     setup_py(python, root, "bdist_wheel", "--dist-dir", base / "a" / "dist", env=env)
     wheel = next((base / "a" / "dist").glob("cuda_minimal-0.1.0-*.whl"))
-    digest = sha256(root / STAGED / LIBRARY)
+    digest = sha256(staged(root) / LIBRARY)
     develop = setup_py(python, root, "develop", env=env)
     return {"python": python, "root": root, "base": base, "wheel": wheel, "library_sha256": digest,
             "develop": develop.stdout + develop.stderr}
@@ -108,7 +113,7 @@ def test_cpu_only_build_with_use_cuda_off(tmp_path, test_package):
     root = test_package("cuda_minimal")
     python = overlay_venv(tmp_path / "venv")
     setup_py(python, root, "develop", env=clean_env(USE_CUDA="0", MAX_JOBS="2"))
-    assert "nvcc" not in (root / "build" / "build.ninja").read_text()
+    assert "nvcc" not in (build_folder(root) / "build.ninja").read_text()
     info = probe(python)
     assert (info["built_with_cuda"], info["available"], info["architectures"]) == (False, False, "")
     assert info["saxpy"] == [12.0, 24.0, 36.0] and info["backend"] == "cpu"
@@ -154,20 +159,20 @@ def test_builds_in_two_folders_are_byte_identical(cuda_project, test_package):
     root = test_package("cuda_minimal", base / "b" / "cuda_minimal")
     setup_py(cuda_project["python"], root, "bdist_wheel", "--dist-dir", base / "b" / "dist",
              env=build_env(**{CUDA_MINIMAL_ARCH_VAR: "8.0"}))
-    assert sha256(root / STAGED / LIBRARY) == cuda_project["library_sha256"]
-    python_library = STAGED / "cuda_minimal" / "lib" / "libcuda_minimal_python.so"
-    assert sha256(root / python_library) == sha256(cuda_project["root"] / python_library)
+    assert sha256(staged(root) / LIBRARY) == cuda_project["library_sha256"]
+    python_library = Path("cuda_minimal", "lib", "libcuda_minimal_python.so")
+    assert sha256(staged(root) / python_library) == sha256(staged(cuda_project["root"]) / python_library)
     wheel = next((base / "b" / "dist").glob("*.whl"))
     assert wheel.name == cuda_project["wheel"].name
     assert sha256(wheel) == sha256(cuda_project["wheel"])
     # What made it so: nvcc named its temporaries after the object, cudafe++ hashed the
     # project-relative path into the module id, and the host compiler mapped the folders.
-    commands = json.loads((root / "build" / "compile_commands.json").read_text())
+    commands = json.loads((build_folder(root) / "compile_commands.json").read_text())
     cuda = next(c["command"] for c in commands if c["file"].endswith("saxpy_cuda.cu"))
     assert "-objtemp" in cuda
     assert "-Xcudafe=--orig_src_path_name=cuda_minimal/csrc/saxpy_cuda.cu" in cuda
     assert f"-Xcompiler=-ffile-prefix-map={root}=." in cuda
-    assert str(root).encode() not in (root / STAGED / LIBRARY).read_bytes()
+    assert str(root).encode() not in (staged(root) / LIBRARY).read_bytes()
 
 
 @cuda_build
@@ -185,7 +190,7 @@ def test_changing_the_arch_list_reconfigures_and_rebuilds(cuda_project):
 @pytest.mark.skipif(gpu_present(), reason="`native` is refused only where there is no GPU")
 def test_native_is_refused_without_a_gpu(cuda_project):
     root = cuda_project["root"]
-    before = (root / "build" / ".buildkit" / "configure.json").read_bytes()
+    before = (build_folder(root) / ".buildkit" / "configure.json").read_bytes()
     result = setup_py(cuda_project["python"], root, "develop", check=False,
                       env=build_env(**{CUDA_MINIMAL_ARCH_VAR: "native"}))
     assert result.returncode != 0
@@ -193,7 +198,7 @@ def test_native_is_refused_without_a_gpu(cuda_project):
     assert refusal in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
     # Refused before anything ran: the last good configure is still on record.
-    assert (root / "build" / ".buildkit" / "configure.json").read_bytes() == before
+    assert (build_folder(root) / ".buildkit" / "configure.json").read_bytes() == before
 
 
 @cuda_build

@@ -20,7 +20,7 @@ from buildkit.builder.driver import CMakeDriver
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
 from buildkit.errors import BuildFailedError
-from buildkit_testing.paths import REPO
+from buildkit_testing.paths import REPO, build_folder
 
 pytestmark = pytest.mark.slow
 
@@ -83,7 +83,7 @@ def test_changed_define_reconfigures_and_names_it(project):
     decision = d.configure_decision()
     assert decision.needed and decision.reasons == ["-DUSE_FOO changed: 'OFF' → 'ON'"]
     d.run()
-    assert CMakeCache.read(project / "build")["USE_FOO"].value == "ON"
+    assert CMakeCache.read(build_folder(project))["USE_FOO"].value == "ON"
     assert not driver(project, {"USE_FOO": "ON"}).configure_decision().needed
 
 
@@ -101,7 +101,7 @@ def test_compiler_variable_forces_a_fresh_configure_only_for_an_enabled_language
     """hello enables C and C++ only: naming a CUDA compiler later is an ordinary
     reconfigure that keeps every object file; naming another C++ compiler starts over."""
     driver(project).run()
-    objects = {p: p.stat().st_mtime_ns for p in (project / "build" / "CMakeFiles").rglob("*.o")}
+    objects = {p: p.stat().st_mtime_ns for p in (build_folder(project) / "CMakeFiles").rglob("*.o")}
     assert objects
     fake_nvcc = project / "nvcc"
     fake_nvcc.write_text("#!/bin/sh\nexit 1\n")
@@ -120,7 +120,7 @@ def test_compiler_variable_forces_a_fresh_configure_only_for_an_enabled_language
 
 def test_cmake_fresh_deletes_cache_and_cmakefiles(project):
     driver(project).run()
-    marker = project / "build" / "CMakeFiles" / "marker"
+    marker = build_folder(project) / "CMakeFiles" / "marker"
     marker.write_text("x")
     fresh = driver(project, {"CMAKE_FRESH": "1"}).run()
     assert fresh.configured and fresh.decision.fresh
@@ -137,7 +137,7 @@ def test_deleted_ninja_is_replaced_and_reconfigures(project, tmp_path, monkeypat
     with monkeypatch.context() as patch:
         patch.setattr(toolchain, "find_ninja", lambda minimum="1.10", **_: toolchain.Tool("ninja", copy, "1.11.1"))
         driver(project).run()
-    assert CMakeCache.read(project / "build")["CMAKE_MAKE_PROGRAM"].value == str(copy)
+    assert CMakeCache.read(build_folder(project))["CMAKE_MAKE_PROGRAM"].value == str(copy)
     shutil.rmtree(copy.parent.parent)  # pip deleted its isolated build environment
 
     result = driver(project).run()
@@ -145,13 +145,13 @@ def test_deleted_ninja_is_replaced_and_reconfigures(project, tmp_path, monkeypat
     reasons = "\n".join(result.decision.reasons)
     assert f"the build program CMake recorded, {copy}, no longer exists" in reasons
     assert f"ninja changed: {copy} 1.11.1 → {real.path} {real.version}" in reasons
-    assert CMakeCache.read(project / "build")["CMAKE_MAKE_PROGRAM"].value == str(real.path)
+    assert CMakeCache.read(build_folder(project))["CMAKE_MAKE_PROGRAM"].value == str(real.path)
     assert not driver(project).configure_decision().needed
 
 
 def test_garbled_cache_configures_from_scratch(project):
     driver(project).run()
-    cache = project / "build" / "CMakeCache.txt"
+    cache = build_folder(project) / "CMakeCache.txt"
     lines = cache.read_text().splitlines()
     cache.write_text("\n".join(lines[:10] + ["garbage without an equals sign"] + lines[10:]) + "\n")
     decision = driver(project).configure_decision()
@@ -163,15 +163,15 @@ def test_garbled_cache_configures_from_scratch(project):
 
 def test_missing_build_ninja_reconfigures(project):
     driver(project).run()
-    (project / "build" / "build.ninja").unlink()
+    (build_folder(project) / "build.ninja").unlink()
     result = driver(project).run()
     assert result.decision.reasons == ["build.ninja is missing"] and result.configured
-    assert (project / "build" / "build.ninja").is_file()
+    assert (build_folder(project) / "build.ninja").is_file()
 
 
 def test_changed_python_drops_cached_python_entries(project):
     driver(project).run()
-    record = project / "build" / ".buildkit" / "configure.json"
+    record = build_folder(project) / ".buildkit" / "configure.json"
     data = json.loads(record.read_text())
     data["inputs"]["Python"] = "/old/bin/python 3.10.0"
     record.write_text(json.dumps(data))
@@ -191,10 +191,10 @@ def test_compile_error_reports_first_error_command_and_log(project):
     text = str(error)
     assert "broken.cpp:3" in text and "error:" in text and "undeclared_value" in text
     assert "Failing command (building CMakeFiles/greet.dir/src/broken.cpp.o)" in text
-    log = project / "build" / ".buildkit" / "logs" / "build.log"
+    log = build_folder(project) / ".buildkit" / "logs" / "build.log"
     assert error.log_path == str(log) and str(log) in text
     assert "FAILED:" in log.read_text()
-    assert (project / "build" / ".buildkit" / "logs" / "last.log").read_text() == log.read_text()
+    assert (build_folder(project) / ".buildkit" / "logs" / "last.log").read_text() == log.read_text()
 
 
 def test_failed_configure_keeps_no_fingerprint(project):
@@ -202,7 +202,7 @@ def test_failed_configure_keeps_no_fingerprint(project):
     with pytest.raises(BuildFailedError) as caught:
         driver(project, {"CMAKE_ARGS": "-DBROKEN_CONFIGURE=ON"}).run()
     assert "CMakeLists.txt:10" in str(caught.value) and "BROKEN_CONFIGURE is on" in str(caught.value)
-    assert not (project / "build" / ".buildkit" / "configure.json").exists()
+    assert not (build_folder(project) / ".buildkit" / "configure.json").exists()
     # The cache still says ON (CMake keeps -D values), so turning it off again must configure.
     decision = driver(project, {"CMAKE_ARGS": "-DBROKEN_CONFIGURE=OFF"}).configure_decision()
     assert decision.needed and any("no record of a finished configure" in r for r in decision.reasons)
@@ -212,7 +212,7 @@ def test_failed_configure_keeps_no_fingerprint(project):
 def test_cmake_only_stops_after_configure(project, capsys):
     result = driver(project, {"CMAKE_ONLY": "1"}).run()
     assert result.cmake_only and result.configured and "build" not in result.timings and "total" in result.timings
-    assert not (project / "build" / "libgreet.so").exists()
+    assert not (build_folder(project) / "libgreet.so").exists()
     assert not (project / "hello").exists()
     err = " ".join(capsys.readouterr().err.split())
     assert "--build" in err and "--target install" in err and "without CMAKE_ONLY" in err
@@ -224,7 +224,7 @@ def test_forwarded_values_reach_cmake_verbatim(project, tmp_path):
     env = {"USE_FOO": f"1; touch {pwned}", "USE_BAR": "it's \"quoted\" $(echo hi) `touch " + str(pwned) + "` a\\b",
            "CMAKE_ONLY": "1"}
     driver(project, env).run()
-    cache = CMakeCache.read(project / "build")
+    cache = CMakeCache.read(build_folder(project))
     assert cache["USE_FOO"].value == env["USE_FOO"]
     assert cache["USE_BAR"].value == env["USE_BAR"]
     assert not pwned.exists()
@@ -233,7 +233,7 @@ def test_forwarded_values_reach_cmake_verbatim(project, tmp_path):
 def test_compile_commands_written_only_when_changed(project):
     driver(project).run()
     target = project / "compile_commands.json"
-    assert target.read_bytes() == (project / "build" / "compile_commands.json").read_bytes()
+    assert target.read_bytes() == (build_folder(project) / "compile_commands.json").read_bytes()
     stamp = target.stat().st_mtime_ns
     assert not driver(project).run().compile_commands_updated
     assert target.stat().st_mtime_ns == stamp

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from buildkit_testing.artifacts import only_wheel
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
 from buildkit_testing.venvs import make_venv, pip_into, venv_env
 
@@ -96,7 +97,7 @@ def test_pybind11_src_layout_through_each_front_end(test_package: Callable[..., 
     build folder, and only the first compiles (the others bring the same pybind11 in
     another build environment, or none at all)."""
     project = test_package("pybind_src")
-    ninja_log = project / "build" / ".ninja_log"
+    ninja_log = build_folder(project) / ".ninja_log"
     compiled = None
     for number, (front_end, install) in enumerate(FRONT_ENDS.items()):
         python = make_venv(tmp_path / f"venv-{number}", with_pip=False)
@@ -113,13 +114,13 @@ def test_a_second_isolated_pip_install_compiles_nothing(test_package: Callable[.
     python = make_venv(tmp_path / "venv", with_pip=False)
     pip_into(python, wheelhouse, "install", "-q", project)
     assert imports_from(python, tmp_path / "elsewhere").is_relative_to(tmp_path / "venv")
-    ninja_log = project / "build" / ".ninja_log"
+    ninja_log = build_folder(project) / ".ninja_log"
     first = ninja_log.read_text()
-    assert "_core" in first and (project / "build" / "build-env" / "pybind11").is_dir()
+    assert "_core" in first and (build_folder(project) / "build-env" / "pybind11").is_dir()
     # pip's build environment, its mirror first; not the venv pip installs into.
-    inputs = json.loads((project / "build" / ".buildkit" / "configure.json").read_text())["inputs"]
+    inputs = json.loads((build_folder(project) / ".buildkit" / "configure.json").read_text())["inputs"]
     prefix = inputs["CMAKE_PREFIX_PATH"].split(";")
-    assert prefix[0] == str(project / "build" / "build-env") and "pip-build-env-" in prefix[1], prefix
+    assert prefix[0] == str(build_folder(project) / "build-env") and "pip-build-env-" in prefix[1], prefix
     assert not any(Path(p).is_relative_to(tmp_path / "venv") for p in prefix), prefix
 
     second = pip_into(python, wheelhouse, "install", "-v", "--force-reinstall", "--no-deps", project)

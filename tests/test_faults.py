@@ -94,6 +94,7 @@ def pause(point):
 
 
 from buildkit.package import wheel_zip
+from buildkit_testing.paths import build_folder
 
 _add_whole = wheel_zip._Writer.add_whole
 
@@ -376,7 +377,7 @@ def test_install_killed_mid_copy_is_redone(project, python, env, reference):
     date, whatever its size (a library's RPATH_CHECK catches it, a plain file nothing).
     This is that state, right after a quick build: the rerun must copy the file again."""
     restore(project, reference)
-    build_dir = project / "build"
+    build_dir = build_folder(project)
     source = build_dir / "MinimalConfig.cmake"  # made at configure
     installed = project / "minimal" / "share" / "cmake" / "Minimal" / "MinimalConfig.cmake"
     installed.write_bytes(installed.read_bytes()[:100])
@@ -462,7 +463,7 @@ DAMAGE = {
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_damaged_cache_is_named_and_reconfigured(damage, project, python, env, reference):
     restore(project, reference)
-    cache = project / "build" / "CMakeCache.txt"
+    cache = build_folder(project) / "CMakeCache.txt"
     damaged, reason = DAMAGE[damage]
     cache.write_bytes(damaged(cache.read_bytes()))
     result = setup_py(python, project, "develop", env=env)
@@ -483,7 +484,7 @@ def test_vanished_ninja_reconfigures_naming_it(project, fresh, python, env, refe
     path_env = {**env, "PATH": f"{tools}{os.pathsep}{env['PATH']}"}
     fresh()
     setup_py(python, project, "develop", env=path_env)
-    assert json.loads((project / "build" / ".buildkit" / "toolchain.json").read_text())["ninja"]["path"] \
+    assert json.loads((build_folder(project) / ".buildkit" / "toolchain.json").read_text())["ninja"]["path"] \
         == str(tools / "ninja")
     (tools / "ninja").unlink()
 
@@ -510,7 +511,7 @@ def test_vanished_compilers_found_on_path_reconfigure(project, fresh, python, en
     path_env = {**env, "PATH": f"{folder}{os.pathsep}{env['PATH']}"}
     fresh()
     setup_py(python, project, "develop", env=path_env)
-    cache = project / "build" / "CMakeCache.txt"
+    cache = build_folder(project) / "CMakeCache.txt"
     assert f"CMAKE_CXX_COMPILER:FILEPATH={folder / 'c++'}\n" in cache.read_text()
     shutil.rmtree(folder)  # the toolchain was uninstalled
 
@@ -573,7 +574,7 @@ def test_full_disk_while_writing_the_wheel_leaves_no_partial_wheel(project, fres
 # ------------------------------------------ 6. interrupted `buildkit develop`
 
 def _state(project: Path) -> Path:
-    return project / "build" / ".buildkit" / "develop.json"
+    return build_folder(project) / ".buildkit" / "develop.json"
 
 
 def _develop_cli(python: Path, project: Path, env: dict[str, str]):
@@ -637,7 +638,7 @@ def test_missing_compiler_named_by_cxx_is_caught_before_configure(test_package):
                  env=clean_env(CXX="/nonexistent/bin/g++"), check=False)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "CXX='/nonexistent/bin/g++' names a compiler that does not exist" in result.stderr
-    assert not (minimal_project / "build" / "CMakeCache.txt").exists()
+    assert not (build_folder(minimal_project) / "CMakeCache.txt").exists()
 
 
 def test_changing_cxx_reconfigures_from_scratch(test_package, tmp_path):
@@ -648,7 +649,7 @@ def test_changing_cxx_reconfigures_from_scratch(test_package, tmp_path):
     wrapper.chmod(0o755)
     result = run([sys.executable, "-m", "buildkit", "build", minimal_project], env=clean_env(CXX=str(wrapper)))
     assert "environment CXX changed" in result.stderr
-    assert str(wrapper) in (minimal_project / "build" / "CMakeCache.txt").read_text()
+    assert str(wrapper) in (build_folder(minimal_project) / "CMakeCache.txt").read_text()
 
 
 # ------------------------------- 7. nvcc interrupted (tests/packages/cuda_minimal)

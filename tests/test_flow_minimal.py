@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from buildkit.project import Project
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, setup_py
 from buildkit_testing.venvs import site_packages
 
@@ -69,7 +70,7 @@ def test_buildkit_develop_cli_no_op_and_uninstall(test_package, overlay_python):
     minimal_project = test_package("minimal")
     cli = [overlay_python, "-m", "buildkit", "develop", minimal_project]
     run(cli, env=clean_env())
-    state = json.loads((minimal_project / "build" / ".buildkit" / "develop.json").read_text())
+    state = json.loads((build_folder(minimal_project) / ".buildkit" / "develop.json").read_text())
     assert state["inputs"]
     # A no-op run must not import setuptools at all.
     probe = ("import sys, runpy; sys.argv=['buildkit','develop',%r]; "
@@ -142,7 +143,7 @@ def test_new_header_in_an_installed_folder_is_installed_on_the_next_build(test_p
     cli = [sys.executable, "-m", "buildkit", "build", minimal_project]
     run(cli, env=clean_env())
     installed = minimal_project / "minimal" / "include" / "minimal"
-    install_log = minimal_project / "build" / ".buildkit" / "logs" / "install.log"
+    install_log = build_folder(minimal_project) / ".buildkit" / "logs" / "install.log"
     before = install_log.stat().st_mtime_ns
     run(cli, env=clean_env())
     assert install_log.stat().st_mtime_ns == before, "a no-op build must skip the install step"
@@ -150,7 +151,7 @@ def test_new_header_in_an_installed_folder_is_installed_on_the_next_build(test_p
     (minimal_project / "include" / "minimal" / "added.h").write_text("#pragma once\n")
     run(cli, env=clean_env())
     assert (installed / "added.h").is_file()
-    models = list((minimal_project / "build" / ".cmake" / "api" / "v1" / "reply").glob("codemodel-v2-*.json"))
+    models = list((build_folder(minimal_project) / ".cmake" / "api" / "v1" / "reply").glob("codemodel-v2-*.json"))
     assert models, "buildkit asks CMake for the codemodel through the File API"
 
 

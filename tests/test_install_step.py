@@ -17,6 +17,7 @@ from buildkit.builder.driver import CMakeDriver
 from buildkit.builder.install_script import read_units
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
+from buildkit_testing.paths import build_folder
 
 pytestmark = pytest.mark.slow
 
@@ -83,7 +84,7 @@ def assert_like_fresh_install(root: Path, tmp_path: Path) -> None:
     """The package tree equals CMake's own install of the same build into an empty prefix."""
     fresh = tmp_path / f"fresh-{len(list(tmp_path.glob('fresh-*')))}"
     cmake = toolchain.find_cmake().path
-    subprocess.run([str(cmake), "--install", str(root / "build"), "--prefix", str(fresh)], check=True,
+    subprocess.run([str(cmake), "--install", str(build_folder(root)), "--prefix", str(fresh)], check=True,
                    capture_output=True)
     assert tree(root / "treeproj") == tree(fresh)
 
@@ -181,14 +182,14 @@ def test_a_same_size_edit_with_its_mtime_put_back_is_installed(project):
 def test_a_build_that_only_rechecked_its_globs_installs_nothing(project, verbose):
     run(project)
     again = run(project, VERBOSE=verbose)
-    log = (project / "build" / ".buildkit" / "logs" / "build.log").read_text()
+    log = (build_folder(project) / ".buildkit" / "logs" / "build.log").read_text()
     assert "VerifyGlobs" in log or "Re-checking globbed directories" in log  # the bookkeeping edge ran
     assert again.steps == 0 and not again.installed
 
 
 def test_the_install_script_reads_as_one_unit_per_rule(project):
     run(project)
-    units = read_units(project / "build" / "cmake_install.cmake").units
+    units = read_units(build_folder(project) / "cmake_install.cmake").units
     trees = {unit.destination: unit for unit in units if unit.is_tree}
     assert set(trees) == {"include", "share", "data"} | set()  # data: table.bin and extra.txt
     assert [u.tree_type for u in units if u.is_tree].count("FILE") == 3  # table.bin, extra.txt, manual.txt
@@ -266,7 +267,7 @@ def test_a_check_made_while_the_build_ran_is_taken_over_only_while_it_holds(proj
     time.sleep(2 * install_summary.RACY_SLACK_NS / 1e9)
     assert not run(project).installed  # verified: no racy entries left to compare
     step = installer(project)
-    (summary,) = (project / "build" / ".buildkit").glob("install-*.summary")
+    (summary,) = (build_folder(project) / ".buildkit").glob("install-*.summary")
     _, scans = install_summary.check(str(summary))
     planned = []
     original = type(step)._plan_tree
@@ -287,7 +288,7 @@ def test_a_check_made_while_the_build_ran_is_taken_over_only_while_it_holds(proj
 
 def summary_current(root: Path) -> bool:
     """The no-op develop's first-stage answer (buildkit.builder.install_summary)."""
-    (summary,) = (root / "build" / ".buildkit").glob("install-*.summary")
+    (summary,) = (build_folder(root) / ".buildkit").glob("install-*.summary")
     return install_summary.check(str(summary))[0]
 
 
@@ -303,7 +304,7 @@ def test_the_summary_says_current_only_when_nothing_is_to_install(project, monke
 
     install()
     assert summary_current(project)
-    header, library = project / "include" / "tree" / "b.h", project / "build" / "libtree.so"
+    header, library = project / "include" / "tree" / "b.h", build_folder(project) / "libtree.so"
     stamp = iter(range(OLD + 10**9, OLD + 100 * 10**9, 10**9))  # old times: never racy
 
     def edit(path: Path, text: str) -> None:
@@ -323,8 +324,8 @@ def test_the_summary_says_current_only_when_nothing_is_to_install(project, monke
         "an installed file deleted": lambda: (project / "treeproj" / "include" / "tree" / "b.h").unlink(),
         "a target rule's input rebuilt": lambda: os.utime(library, ns=(next(stamp),) * 2),
         "a file installed by FILES edited": lambda: edit(project / "data" / "table.bin", "9" * 10000),
-        "the install script regenerated": lambda: edit(project / "build" / "cmake_install.cmake",
-                                                       (project / "build" / "cmake_install.cmake").read_text() + "#\n"),
+        "the install script regenerated": lambda: edit(build_folder(project) / "cmake_install.cmake",
+                                                       (build_folder(project) / "cmake_install.cmake").read_text() + "#\n"),
     }
     for name, change in changes.items():
         change()
@@ -332,10 +333,10 @@ def test_the_summary_says_current_only_when_nothing_is_to_install(project, monke
         install()
         assert summary_current(project), name
 
-    pending = next((project / "build" / ".buildkit").glob("install-pending-*"), None)
+    pending = next((build_folder(project) / ".buildkit").glob("install-pending-*"), None)
     assert pending is None  # an install finished leaves no marker; an unfinished one is never current:
     (marker,) = {p.with_name(p.name.replace(".summary", "")).with_name(
-        "install-pending-" + p.stem.removeprefix("install-")) for p in (project / "build" / ".buildkit").glob("*.summary")}
+        "install-pending-" + p.stem.removeprefix("install-")) for p in (build_folder(project) / ".buildkit").glob("*.summary")}
     marker.touch()
     assert not summary_current(project)
     marker.unlink()

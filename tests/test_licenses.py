@@ -8,6 +8,7 @@ import pytest
 
 from buildkit.errors import BuildkitError
 from buildkit.package.licenses import concatenate_licenses, license_paths
+from buildkit_testing.paths import build_folder
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def third_party(root: Path) -> list[Path]:
 
 
 def test_project_license_then_each_third_party_with_a_header(root: Path) -> None:
-    out = concatenate_licenses(root / "LICENSE", third_party(root), root / "build" / "LICENSE")
+    out = concatenate_licenses(root / "LICENSE", third_party(root), build_folder(root) / "LICENSE")
     text = out.read_text(encoding="utf-8")
     assert text.startswith("Project license.\n")
     order = [text.index(s) for s in ("Project license.", "third_party/foo/LICENSE", "Foo license.",

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from buildkit_testing.cuda import needs_nvcc
-from buildkit_testing.paths import EXAMPLES
+from buildkit_testing.paths import EXAMPLES, build_folder
 from buildkit_testing.processes import clean_env, run, setup_py
 from buildkit_testing.projects import copy_sources
 from buildkit_testing.venvs import overlay_venv
@@ -102,7 +102,7 @@ def test_from_cpp_extension(tmp_path):
     project = copy_after("from-cpp-extension", "cuext", tmp_path / "cuext")
     python = overlay_venv(tmp_path / "venv")
     develop(python, project, CUEXT_CUDA_ARCH_LIST="8.0")  # one architecture: the test's nvcc time
-    cache = (project / "build" / "CMakeCache.txt").read_text()
+    cache = (build_folder(project) / "CMakeCache.txt").read_text()
     assert re.search(r"^CMAKE_CUDA_ARCHITECTURES:\w+=80$", cache, re.M)
     code = """\
 import cuext

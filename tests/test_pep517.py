@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from buildkit_testing.git import commit_all, git
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import run
 from buildkit_testing.venvs import make_venv, site_packages, venv_env
 
@@ -62,7 +63,7 @@ def assert_not_installed(python: Path, wheelhouse: Path, cwd: Path) -> None:
 
 
 def cmake_make_program(project: Path) -> str:
-    for line in (project / "build" / "CMakeCache.txt").read_text().splitlines():
+    for line in (build_folder(project) / "CMakeCache.txt").read_text().splitlines():
         if line.startswith("CMAKE_MAKE_PROGRAM:"):
             return line.partition("=")[2]
     raise AssertionError("CMAKE_MAKE_PROGRAM is not in CMakeCache.txt")
@@ -99,8 +100,8 @@ def test_editable_without_build_isolation_reuses_the_build_dir(buildkit_venv, wh
     # Built with the venv's own tools, which stay.
     assert Path(cmake_make_program(project)).is_relative_to(buildkit_venv.parent.parent)
 
-    record = project / "build" / ".buildkit" / "configure.json"
-    library = project / "build" / "libminimal.so"
+    record = build_folder(project) / ".buildkit" / "configure.json"
+    library = build_folder(project) / "libminimal.so"
     stamps = record.stat().st_mtime_ns, library.stat().st_mtime_ns
     second = pip(buildkit_venv, wheelhouse, *install, cwd=project)
     assert configure_lines(second) == [], output(second)
@@ -120,7 +121,7 @@ def test_isolated_editable_twice_then_setup_py_develop(buildkit_venv, wheelhouse
     recorded = cmake_make_program(project)
     assert "pip-build-env-" in recorded and not os.path.exists(recorded), recorded
     assert probe(buildkit_venv, wheelhouse, neutral_cwd)["sum"] == 6.0
-    library = project / "build" / "libminimal.so"
+    library = build_folder(project) / "libminimal.so"
     built = library.stat().st_mtime_ns
 
     second = pip(buildkit_venv, wheelhouse, "install", "-v", "-e", ".", cwd=project)

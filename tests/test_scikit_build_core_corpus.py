@@ -122,6 +122,7 @@ CHECKS: dict[str, tuple[tuple[str, str], ...]] = {
 # Runs each check in the installed venv and prints what each printed (or raised), as JSON.
 CHECK_RUNNER = """
 import contextlib, io, json, sys
+from buildkit_testing.paths import build_folder
 results = []
 for code in json.loads(sys.argv[1]):
     out = io.StringIO()
@@ -234,7 +235,7 @@ def test_cmake_defines_configure_only(samples: Path, tmp_path: Path) -> None:
     escaped ';' stays inside one."""
     project = apply_port(samples, DEFINES_PORT, tmp_path / "cmake_defines")
     run([sys.executable, "-m", "buildkit", "build", project], cwd=tmp_path, env=clean_env(CMAKE_ONLY="1"))
-    assert (project / "build" / "log.txt").read_text() == (
+    assert (build_folder(project) / "log.txt").read_text() == (
         "ONE_LEVEL_LIST.LENGTH = 4\nFoo\nBar\nExceptionallyLargeListEntryThatWouldOverflowTheLine\nBaz\n"
         "NESTED_LIST.LENGTH = 3\nApple\nLemon;Lime\nBanana\n")
-    assert not (project / "build" / ".ninja_log").exists(), "CMAKE_ONLY=1 built something"
+    assert not (build_folder(project) / ".ninja_log").exists(), "CMAKE_ONLY=1 built something"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from buildkit.frontends.setuptools.commands.sdist import normalize_tarball
 from buildkit_testing.git import commit_all, needs_git
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, setup_py
 from buildkit_testing.projects import write_files
 
@@ -82,7 +83,7 @@ def make_built_project(root: Path, *, use_git: bool) -> Path:
 
 def write_manifest(root: Path) -> None:
     """CMake's install manifest, with absolute paths as CMake writes them."""
-    (root / "build" / "install_manifest.txt").write_text(f"{root / 'demo/lib/libx.so'}\n{root / 'demo/include/x.h'}\n")
+    (build_folder(root) / "install_manifest.txt").write_text(f"{root / 'demo/lib/libx.so'}\n{root / 'demo/include/x.h'}\n")
 
 
 def build_sdist(root: Path, out: Path, **env: str) -> Path:

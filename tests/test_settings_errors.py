@@ -35,7 +35,7 @@ WRONG_TYPES = [
     ("cmake-source-dir", 'cmake-source-dir = ["src"]',
      "[tool.buildkit] cmake-source-dir must be a string, not ['src']."),
     ("build-dir", 'build-dir = 12',
-     "[tool.buildkit] build-dir must be a path, not 12."),
+     "[tool.buildkit] build-dir must be a folder, not 12."),
     ("cmake-minimum-version", 'cmake-minimum-version = 3.24',
      "[tool.buildkit] cmake-minimum-version must be a string, not 3.24."),
     ("env-prefix", 'env-prefix = true',

@@ -7,6 +7,7 @@ import zipfile
 
 import pytest
 
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, setup_py
 from buildkit_testing.venvs import make_venv, pip_install
 
@@ -27,7 +28,7 @@ def split_wheels(wheelhouse, tmp_path_factory, test_package):
     library = next(dist.glob("libminimal-*.whl"))
     pip_install(python, wheelhouse, library)
     setup_py(python, project, "bdist_wheel", "-d", dist, env=clean_env(BUILD_PYTHON_ONLY="1"))
-    compiled = [entry["file"] for entry in json.loads((project / "build" / "compile_commands.json").read_text())]
+    compiled = [entry["file"] for entry in json.loads((build_folder(project) / "compile_commands.json").read_text())]
     return {"library": library, "python": next(dist.glob("minimal-*.whl")), "dist": dist,
             "compiled": compiled, "project": project, "build_python": python, "root": root}
 

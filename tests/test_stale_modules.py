@@ -27,6 +27,7 @@ from buildkit.builder.install_manifest import INSTALL_MANIFEST
 from buildkit.builder.module_shadows import remove_shadowing_modules
 from buildkit.errors import BuildkitError
 from buildkit_testing.artifacts import only_wheel
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import run, squashed, unboxed
 from buildkit_testing.venvs import pip_into, venv_env
 
@@ -142,17 +143,28 @@ def test_developing_under_311_and_312_by_turns_imports_each_fresh_build(venvs, w
     project = test_package("stable_abi_toggle")
     (tmp_path / "elsewhere").mkdir()
     built = {}
-    for value, version in enumerate(["3.11", "3.12", "3.11"], start=1):
-        set_value(project, value)
-        develop(pythons[version], project, wheelhouse)
-        built[version] = value
+    stamp = project / "sabitoggle" / "built-for.txt"  # one path for both: the last develop's
+    for value, version in enumerate(["3.11", "3.12", "3.11", "3.12"], start=1):
+        if value <= 3:
+            set_value(project, value)
+        done = develop(pythons[version], project, wheelhouse, "-DPYTHON_STAMP=ON")
+        output = done.stdout + done.stderr
+        if value == 4:  # back to 3.12: its own build folder, no configure; its installed file back
+            assert "configuring" not in output, output
+            assert squashed("built-for.txt was replaced since this build folder installed it") in squashed(output)
+        built[version] = min(value, 3)
         tag = version.replace(".", "")
         number, origin = imported(pythons[version], tmp_path / "elsewhere")
-        assert (number, origin.split(".")[1]) == (value, f"cpython-{tag}-x86_64-linux-gnu"), (version, origin)
+        assert (number, origin.split(".")[1]) == (built[version], f"cpython-{tag}-x86_64-linux-gnu"), (version, origin)
+        assert stamp.read_text() == f"{version}\n", (version, stamp.read_text())
+        # Each interpreter builds in its own folder, so the other keeps its build.
+        assert (build_folder(project, pythons[version]) / "CMakeCache.txt").is_file()
         # The other interpreter's in-place module is left alone: it still imports its own last build.
         for other, python in pythons.items():
             if other != version and other in built:
                 assert imported(python, tmp_path / "elsewhere")[0] == built[other], other
+    assert {p.name for p in (project / "build").iterdir() if p.name.startswith("cpython-")} == {
+        build_folder(project, python).name for python in pythons.values()}
 
 
 @pytest.mark.slow
@@ -163,9 +175,9 @@ def test_a_311_wheel_after_a_312_develop_holds_no_312_module(venvs, wheelhouse, 
     left = project / "sabitoggle" / "_mod.cpython-312-x86_64-linux-gnu.so"
     assert left.is_file()
     # An older buildkit's in-place copy was in no manifest: the build folder forgets it the same way.
-    for state in (project / "build").glob(".buildkit/manifest-*.txt"):
+    for state in build_folder(project).glob(".buildkit/manifest-*.txt"):
         state.unlink()
-    (project / "build" / INSTALL_MANIFEST).unlink(missing_ok=True)
+    (build_folder(project) / INSTALL_MANIFEST).unlink(missing_ok=True)
     built = pip_into(python311, wheelhouse, "wheel", "-v", "--no-deps", "-w", tmp_path / "dist", project)
     wheel = only_wheel(tmp_path / "dist")
     assert "-cp311-cp311-" in wheel.name
@@ -185,7 +197,7 @@ def test_a_compiled_program_in_the_scripts_folder_ships_as_it_is(wheelhouse, tes
     with zipfile.ZipFile(wheel) as archive:
         shipped = archive.read("sabitoggle-1.0.0.data/scripts/sabitoggle-native")
         mode = archive.getinfo("sabitoggle-1.0.0.data/scripts/sabitoggle-native").external_attr >> 16
-    built = project / "build" / "wheel-dirs" / "scripts" / "sabitoggle-native"
+    built = build_folder(project) / "wheel-dirs" / "scripts" / "sabitoggle-native"
     assert shipped == built.read_bytes() and mode & 0o111
     target = tmp_path / "installed"
     run([python, "-m", "pip", "install", "-q", "--no-deps", "--target", target, wheel])

@@ -36,6 +36,7 @@ PINNED_TORCH = "2.13.0"  # the older release every row is also tested against
 
 CHECK = """
 import torch, torchext
+from buildkit_testing.paths import build_folder
 x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
 assert torch.equal(torchext.add_one(x), x + 1), torchext.add_one(x)
 assert torch.equal(torchext.scale(x, 2.5), x * 2.5), torchext.scale(x, 2.5)
@@ -138,7 +139,7 @@ def cuda_build_of_torch(torch_venv: Path, where: Path) -> str:
 def configure(torch_venv: Path, project: Path, **variables: str) -> str:
     """Configure only (CMAKE_ONLY=1); the configure log."""
     run([torch_venv, "-m", "buildkit", "build", project], cwd=project, env=clean_env(CMAKE_ONLY="1", **variables))
-    return (project / "build" / ".buildkit" / "logs" / "configure.log").read_text()
+    return (build_folder(project) / ".buildkit" / "logs" / "configure.log").read_text()
 
 
 def cuda_toolkit_root() -> Path:
@@ -169,17 +170,17 @@ def test_against_a_cuda_build_of_torch(test_package: Callable[..., Path], torch_
     arguments = f"{cuda_torch} -DCUDA_TOOLKIT_ROOT_DIR={toolkit} -DTORCHEXT_WITH_CUDA=ON"
     log = configure(torch_venv, cuda, TORCHEXT_CUDA_ARCH_LIST="7.5", CUDACXX=find_nvcc(), CMAKE_ARGS=arguments)
     assert "arch=compute_50,code=sm_50" in log and "CUDA ON" in log and ": CUDA ON, C++20" in log, log
-    ninja = (cuda / "build" / "build.ninja").read_text()
+    ninja = (build_folder(cuda) / "build.ninja").read_text()
     assert "sm_75" in ninja and "sm_50" not in ninja and "compute_50" not in ninja
     assert "NOTFOUND" not in ninja
-    assert "CUDA_nvrtc_LIBRARY-NOTFOUND" in (cuda / "build" / "CMakeCache.txt").read_text()
+    assert "CUDA_nvrtc_LIBRARY-NOTFOUND" in (build_folder(cuda) / "CMakeCache.txt").read_text()
     # torch's config states no CUDA standard; nvcc gets the C++ one all the same.
     twice = ninja[ninja.index("csrc/twice.cu.o:"):]
     assert "-std=c++20" in twice[:twice.index("\nbuild ")], twice[:2000]
     if real_cuda_build:
         run([torch_venv, "-m", "buildkit", "build", cuda], cwd=cuda,
             env=clean_env(TORCHEXT_CUDA_ARCH_LIST="7.5", CUDACXX=find_nvcc(), CMAKE_ARGS=arguments))
-        assert list((cuda / "build").glob("CMakeFiles/torchext_ops.dir/csrc/twice.cu.o"))
+        assert list(build_folder(cuda).glob("CMakeFiles/torchext_ops.dir/csrc/twice.cu.o"))
 
     # CPU only: torch's CMake config is not run, so no toolkit is looked for at all.
     cpu = test_package("torch_ext", tmp_path / "cpu" / "torch_ext")

@@ -30,6 +30,7 @@ from buildkit.package.split import write_native_loader
 from buildkit.package.version import ResolvedVersion, check_publishable, cmake_version_defines
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.git import commit_all, git
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, unboxed
 from buildkit_testing.projects import write_files
 
@@ -110,7 +111,7 @@ def test_a_hand_written_version_py_survives_develop_and_wheel_builds(overlay_pyt
         assert "version.py exists and was not written by buildkit" in said and "version-module" in said, said
         assert "Traceback" not in said, said
         assert (project / "verdemo" / "version.py").read_text() == HAND_WRITTEN
-        assert not (project / "build" / "CMakeCache.txt").exists(), "refused only after building"
+        assert not (build_folder(project) / "CMakeCache.txt").exists(), "refused only after building"
     assert not list((tmp_path / "refused").glob("*.whl"))
 
     # With version-module pointing elsewhere, buildkit writes there and the user's file ships untouched.
@@ -224,7 +225,7 @@ def test_the_metadata_folder_in_wheel_root_mode_is_scikit_build_cores(overlay_py
     wheel = pip_wheel_release(overlay_python, project, tmp_path / "dist")
     files = assert_release_wheel(wheel, "2.5.1")
     # SKBUILD_METADATA_DIR and BUILDKIT_METADATA_DIR are one folder.
-    cache = (project / "build" / "CMakeCache.txt").read_text()
+    cache = (build_folder(project) / "CMakeCache.txt").read_text()
     metadata_dir = files["verdemo/built_with.txt"].split()[2]
     assert f"SKBUILD_METADATA_DIR:UNINITIALIZED={metadata_dir}" in cache, metadata_dir
 

@@ -22,6 +22,7 @@ from buildkit.errors import BuildkitError
 from buildkit.package import wheel_zip
 from buildkit.package.wheel_zip import DEFLATED, STORED, Member, wheel_members, write_wheel
 from buildkit_testing.artifacts import only_wheel
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
 
 DIST_INFO = "demo-1.0.dist-info"
@@ -220,7 +221,7 @@ def test_a_real_wheel_build_copies_no_installed_file(test_package, tmp_path: Pat
     wheel = only_wheel(dist)
     assert re.search(rf"packed {re.escape(wheel.name)}: \d+ files, [\d.]+ MB into [\d.]+ MB in [\d.]+ s "
                      r"\([\d,]+ MB/s, 2 threads\)", text), text[-3000:]
-    staged = project / "build" / "wheel-staging"
+    staged = build_folder(project) / "wheel-staging"
     with zipfile.ZipFile(wheel) as archive:
         for name in ("instfiles/libplain.so", "instfiles/generated.txt", "instfiles/data/x.txt"):
             assert archive.read(name) == (staged / name).read_bytes(), name

@@ -117,6 +117,21 @@ def claim_build_folder(build_dir: Path, root: Path, protected: Iterable[Path], *
     marker = marker_path(build_dir)
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(_MARKER_TEXT, encoding="utf-8")
+    if (earlier := enclosing_build_folder(build_dir, root)) is not None:
+        console.warn(f"{earlier} is a build folder of an earlier buildkit, which built there for every "
+                     f"interpreter; this one builds in {build_dir} (a folder per interpreter). The earlier "
+                     "build is left as it is: `buildkit clean` removes it.")
+
+
+def enclosing_build_folder(build_dir: Path, root: Path) -> Path | None:
+    """A build folder holding ``build_dir`` inside the project: the one ``build/`` of a
+    buildkit before build folders were per interpreter (``build/{soabi}``)."""
+    for folder in build_dir.parents:
+        if not folder.is_relative_to(root) or folder == root:
+            return None
+        if carries_marker(folder):
+            return folder
+    return None
 
 
 def _clear_obstacles(build_dir: Path) -> None:

@@ -209,6 +209,13 @@ class InstallRecord:
     units: dict[str, UnitRecord] = field(default_factory=dict)
     folders: dict[str, list[int]] = field(default_factory=dict)  # installed folders' times after the install
     written_ns: int = 0  # the record file's mtime: inputs dated at or after it are racy
+    # The files the rules CMake runs installed, as they were right after: another build
+    # folder installing into the same tree (another interpreter's develop) replaces them.
+    installed: dict[str, Fingerprint] = field(default_factory=dict)
+
+    def replaced_outputs(self, outputs: Iterable[str]) -> list[str]:
+        """Those of ``outputs`` that are no longer the files this record's install wrote."""
+        return [path for path in outputs if path in self.installed and fingerprint(path) != self.installed[path]]
 
     def outputs(self) -> set[str]:
         return {path for unit in self.units.values() for path in unit.outputs}
@@ -242,13 +249,14 @@ def load(path: Path, prefix: Path, config: str) -> InstallRecord | None:
         written = max(written, verified.stat().st_mtime_ns if verified.exists() else 0)
         units = {key: UnitRecord.from_data(unit, str(prefix)) for key, unit in data["units"].items()}
         folders = dict(data["folders"])
+        installed = {str(path): list(stamp) for path, stamp in data.get("installed", {}).items()}
     except (OSError, KeyError, AttributeError, TypeError, ValueError):
         return None
-    return InstallRecord(str(prefix), config, units, folders, written)
+    return InstallRecord(str(prefix), config, units, folders, written, installed)
 
 
 def save(path: Path, record: InstallRecord) -> None:
     verified_path(path).unlink(missing_ok=True)
     data = {"prefix": record.prefix, "config": record.config, "folders": record.folders,
-            "units": {key: unit.to_data(record.prefix) for key, unit in sorted(record.units.items())}}
+            "installed": record.installed, "units": {key: unit.to_data(record.prefix) for key, unit in sorted(record.units.items())}}
     marshal_file.write(str(path), HEADER, data)

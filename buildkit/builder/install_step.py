@@ -65,6 +65,7 @@ class Plan:
     inputs: dict[str, dict] = field(default_factory=dict)  # unit key -> its inputs' fingerprints now
     scans: dict[str, dict[str, Fingerprint]] = field(default_factory=dict)  # tree unit key -> files below its sources
     reasons: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)  # installed files another install wrote over since
     racy_ns: int = 0  # the newest recorded time that was too recent to trust, 0 if none
     folder_times: dict[str, list[int]] = field(default_factory=dict)  # the installed folders' times when planned
     trees: dict[str, "Plan"] = field(default_factory=dict)  # tree unit key -> what was planned for it alone
@@ -174,6 +175,8 @@ class PackageTreeInstall:
             return None
         for reason in plan.reasons:
             console.detail(f"install: {reason}")
+        for path in plan.replaced:  # said always: the tree was not this build's (another interpreter's develop)
+            console.info(f"install: {path} was replaced since this build folder installed it; installing it again")
         install_summary.forget(str(self.summary_path))
         self.pending.parent.mkdir(parents=True, exist_ok=True)
         self.pending.touch()
@@ -186,6 +189,8 @@ class PackageTreeInstall:
         module_shadows.remove_shadowing_modules(
             [path for key in plan.runs for path in new.units[key].outputs]
             + [installed for copies in plan.copies.values() for _, installed in copies], self.build_dir)
+        new.installed = {path: fingerprint(path) for unit in active if not unit.is_tree and unit.key in new.units
+                         for path in new.units[unit.key].outputs}
         same_outputs = (record is not None and not check.unfinished and set(new.units) == set(record.units)
                         and all(new.units[key].outputs == record.units[key].outputs for key in plan.runs))
         self._finish(new, record if same_outputs else None)
@@ -234,6 +239,9 @@ class PackageTreeInstall:
             elif missing := install_tree.missing_outputs(previous.outputs, record, touched):
                 plan.runs[unit.key] = True
                 plan.reasons.append(f"{_describe(unit)}: {missing[0]} is missing from the install")
+            elif replaced := record.replaced_outputs(previous.outputs):
+                plan.runs[unit.key] = True  # forced: CMake's own check would keep a newer file
+                plan.replaced += replaced
         busy = {unit.component for unit in units if unit.key in plan.runs or plan.copies.get(unit.key)}
         for unit in followers:
             if unit.component in busy:
@@ -362,6 +370,7 @@ class PackageTreeInstall:
                 return
             if not unit.is_tree:
                 inputs.update(entry.inputs)
+                inputs.update((path, record.installed[path]) for path in entry.outputs if path in record.installed)
                 continue
             if not entry.is_tree or unit.key not in check.plan.scans:
                 return

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
+from buildkit._util.interpreter import DEFAULT_BUILD_DIR, expand_build_dir
+from buildkit.config.build_dir import check_build_dir
 from buildkit.config.conditions import parse_condition
 from buildkit.config.globs import check_glob
 from buildkit.config.modes import CudaRuntime, InstallPrefix, VersionPolicy, WheelMode
@@ -195,6 +197,7 @@ class ProjectSettings:
     # [tool.setuptools], read for the layout when `packages` is not set.
     setuptools_table: Mapping[str, Any] = field(default_factory=dict, repr=False)
     layout: PythonLayout = field(init=False)
+    build_dir_template: str = field(init=False)  # build-dir as written: build_dir is it filled in
 
     package: str = setting(
         "Import package that CMake installs into (`<package>/lib`, `include`, `share/cmake`). "
@@ -218,8 +221,11 @@ class ProjectSettings:
         "always use `package`.", default=None, derived=True)
     cmake_source_dir: str = setting("Folder holding the top-level `CMakeLists.txt`, relative to the project.",
                                     default=".")
-    build_dir: Path = setting("The kept CMake build folder, relative to the project.",
-                              default=Path("build"))
+    build_dir: Path = setting(
+        "The kept CMake build folder, relative to the project. `{soabi}` stands for the interpreter's extension "
+        "ABI (`cpython-312-x86_64-linux-gnu`) and `{cache_tag}` for its cache tag (`cpython-312`), so that each "
+        "interpreter keeps its own build; a folder without a placeholder is shared, and switching Python "
+        "configures it again.", kind="folder", check=check_build_dir, default=Path(DEFAULT_BUILD_DIR))
     cmake_minimum_version: str = setting(
         "Oldest cmake accepted; an older system cmake is replaced by the PyPI one.", default="3.24")
     env_prefix: str = setting(
@@ -332,7 +338,9 @@ class ProjectSettings:
                                else "lib" + self.project_name.replace("_", "-"))
         # realpath, not resolve(): a symlink loop stays a path (the build folder's claim then
         # names it) instead of raising here.
-        object.__setattr__(self, "build_dir", Path(os.path.realpath(self.root / self.build_dir)))
+        object.__setattr__(self, "build_dir_template", str(self.build_dir))
+        object.__setattr__(self, "build_dir",
+                           Path(os.path.realpath(self.root / expand_build_dir(self.build_dir_template))))
         if self.install_prefix is None:
             pytorch_style = self.package.split(".")[0] in self.layout.package_folders and not self.uses_skbuild
             object.__setattr__(self, "install_prefix",

@@ -12,9 +12,10 @@ so a protected file inside an ignored folder keeps that folder (and itself) aliv
 
 from __future__ import annotations
 
+import glob
 import os
 import sys
-from contextlib import nullcontext
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -22,9 +23,10 @@ from typing import Iterable, Iterator, Sequence
 
 from buildkit._util import console, git
 from buildkit._util.fileutil import KEEP_MARKER, PROTECTED_DIR_NAMES, PROTECTED_FILE_NAMES
-from buildkit.builder.build_folder import BuildFolderRefused, claim_build_folder
+from buildkit.builder.build_folder import BuildFolderRefused, carries_marker, claim_build_folder
 from buildkit.builder.build_lock import lock_build_folder
 from buildkit.builder.install_manifest import read_install_manifest
+from buildkit.config.build_dir import every_interpreter_glob, is_templated, template_base
 from buildkit.config.globs import check_glob, glob_match
 from buildkit.config.settings import ProjectSettings
 from buildkit.errors import BuildkitError, ConfigError
@@ -32,6 +34,7 @@ from buildkit.package.version import is_generated_version_file
 
 EXTENSION_SUFFIXES = (".so", ".pyd")
 WHEEL_STAGING_GLOB = ".buildkit-wheel-*"  # left behind only when a wheel build was killed
+SETUPTOOLS_OUTPUTS = ("lib", "lib.*", "bdist.*", "temp.*", "scripts-*")  # build, bdist_*, build_ext, build_scripts
 
 
 # ---------------------------------------------------------------- guard
@@ -185,6 +188,8 @@ def build_outputs(settings: ProjectSettings) -> list[Path]:
     if package_dir.is_dir():
         found += _files_below(package_dir, EXTENSION_SUFFIXES)
     found += sorted((root / "dist").glob(WHEEL_STAGING_GLOB))
+    # What setuptools' build commands leave in their default build_base, beside the build folders.
+    found += [path for pattern in SETUPTOOLS_OUTPUTS for path in sorted((root / "build").glob(pattern))]
     return found
 
 
@@ -261,33 +266,54 @@ def clean_project(settings: ProjectSettings, *, include_ignored: bool = False, d
                             "buildkit will not delete files without knowing which ones git tracks; "
                             "check that git is installed and trusts this folder (git config safe.directory).")
     remover = _Remover(Guard(root, tracked or ()), dry_run)
-    build_dir = settings.build_dir
-    refusal = build_folder_refusal(settings, dry_run)
-    if refusal:
-        remover.report.kept.append((build_dir, refusal))
-    owned = refusal is None and build_dir.is_dir()
-    # A build running in the folder finishes first (its lock), and none starts meanwhile; a
-    # dry run writes nothing, the lock file included.
-    with lock_build_folder(build_dir) if owned and not dry_run else nullcontext():
+    # This interpreter's build folder first, then the other interpreters' and an earlier
+    # buildkit's one `build/` holding them, each with its own install manifest.
+    folders = [settings.build_dir, *other_build_folders(settings)]
+    refusals = {folder: build_folder_refusal(settings, folder, dry_run) for folder in folders}
+    remover.report.kept += [(folder, refusal) for folder, refusal in refusals.items() if refusal]
+    owned = [folder for folder, refusal in refusals.items() if refusal is None and folder.is_dir()]
+    with ExitStack() as locks:
+        # A build running in a folder finishes first (its lock), and none starts meanwhile; a
+        # dry run writes nothing, the lock files included.
+        for folder in owned if not dry_run else ():
+            locks.enter_context(lock_build_folder(folder))
         # Only the install manifest of a folder buildkit made is trusted to name its files.
-        if install_manifest is None:
-            install_manifest = read_install_manifest(build_dir) if owned else ()
-        for path in install_manifest:
+        manifests = [(install_manifest if install_manifest is not None and folder == settings.build_dir
+                      else read_install_manifest(folder)) for folder in owned]
+        if install_manifest is not None and settings.build_dir not in owned:
+            manifests.append(install_manifest)
+        for path in (path for manifest in manifests for path in manifest):
             path = path if path.is_absolute() else root / path
             remover.candidate(path)
             # CMake installs into the package tree: folders it leaves empty there go too.
             remover.prune_empty_parents(path, settings.package_dir.resolve())
-        outputs = [path for path in build_outputs(settings) if refusal is None or path != build_dir]
-        for path in [*outputs, *extra, *(ignored_paths(root) if include_ignored else ())]:
+        outputs = [path for path in build_outputs(settings) if refusals[settings.build_dir] is None
+                   or path != settings.build_dir]
+        for path in [*outputs, *(folder for folder in owned if folder != settings.build_dir), *extra, *(ignored_paths(root) if include_ignored else ())]:
             remover.candidate(path)
+        # `build/` once its interpreters' folders are gone, if nothing else is left there.
+        remover.prune_empty_parents(settings.build_dir, root.resolve())
     _print_report(remover.report, root)
     return remover.report
 
 
-def build_folder_refusal(settings: ProjectSettings, dry_run: bool) -> str | None:
-    """Why ``clean`` keeps the configured build folder (None: it may go): only a folder that
-    buildkit claimed (its marker; an earlier buildkit's build folder is adopted) is removed."""
-    build_dir = settings.build_dir
+def other_build_folders(settings: ProjectSettings) -> list[Path]:
+    """The build folders of other interpreters where ``build-dir`` has a placeholder, and the
+    folder before its first placeholder when an earlier buildkit built there (its marker)."""
+    template = settings.build_dir_template
+    if not is_templated(template):
+        return []
+    found = [Path(path) for path in sorted(glob.glob(os.path.join(glob.escape(str(settings.root)),
+                                                                  every_interpreter_glob(template))))]
+    base = template_base(template)
+    found += [settings.root / base] if base else []
+    folders = dict.fromkeys(Path(os.path.realpath(path)) for path in found if carries_marker(path))
+    return [folder for folder in folders if folder != settings.build_dir]
+
+
+def build_folder_refusal(settings: ProjectSettings, build_dir: Path, dry_run: bool) -> str | None:
+    """Why ``clean`` keeps ``build_dir`` (None: it may go): only a folder that buildkit
+    claimed (its marker; an earlier buildkit's build folder is adopted) is removed."""
     if not os.path.lexists(build_dir):
         return None
     try:

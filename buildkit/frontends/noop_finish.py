@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from buildkit._util.interpreter import default_build_dir
 from buildkit.builder.build_output import StepResult, print_summary, run_step
 from buildkit.builder.install_step import PackageTreeInstall
 from buildkit.builder.ninja_status import outputs_since, writes_only_its_outputs
@@ -71,7 +72,7 @@ def _still_valid(scans: dict[tuple, dict], result: StepResult, build_dir: str,
 
 def record(project: "Project", register: bool) -> None:
     """After a successful develop/build of ``project``: what a no-op depends on."""
-    if project.build_dir != project.root / "build" or not project.built:
+    if project.build_dir != Path(default_build_dir(str(project.root))) or not project.built:
         return  # another build folder: the no-op goes through the full command
     driver = project.driver()
     tools = driver._tools()

@@ -12,6 +12,7 @@ import os
 import sys
 
 from buildkit._util import marshal_file
+from buildkit._util.interpreter import default_build_dir
 from buildkit.builder.build_state import BUILD_NINJA, CMAKE_CACHE, NOOP_RECORD, state_path
 
 try:  # built into CPython; hashlib would load OpenSSL's library for the same digest (~4 ms, measured)
@@ -19,7 +20,6 @@ try:  # built into CPython; hashlib would load OpenSSL's library for the same di
 except ImportError:  # pragma: no cover - interpreters without it
     from hashlib import blake2b
 
-RECORD = state_path("build", NOOP_RECORD)
 HEADER = marshal_file.header("no-op record 2")
 # Variables a shell changes between commands without changing what a build does.
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID"})
@@ -82,17 +82,23 @@ def inputs(root: str, register: bool, files: list[str]) -> dict:
             "environment": _environment(), "files": {path: stat_of(path) for path in every}}
 
 
+def record_path(root: str) -> str:
+    """Where the record lies: in the default build folder of this interpreter, the only
+    one the no-op serves (another ``build-dir`` is known only once the settings are read)."""
+    return state_path(default_build_dir(root), NOOP_RECORD)
+
+
 def read_record(root: str) -> dict | None:
     """The record of the last develop/build in ``root``; None when missing, of another
     interpreter, or not one."""
-    record = marshal_file.read(os.path.join(root, RECORD), HEADER)
+    record = marshal_file.read(record_path(root), HEADER)
     if record is None or any(not isinstance(record.get(key), kind) for key, kind in FIELDS.items()):
         return None
     return record
 
 
 def write_record(root: str, record: dict) -> None:
-    marshal_file.write(os.path.join(root, RECORD), HEADER, record)
+    marshal_file.write(record_path(root), HEADER, record)
 
 
 def regenerated(record: dict) -> bool:

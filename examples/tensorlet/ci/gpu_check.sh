@@ -4,8 +4,10 @@
 # 1. the in-place build with CUDA for the card's architecture (TENSORLET_CUDA_ARCH_LIST,
 #    default 9.0: H100/H200), 2. the op-info rows of every backend and test_cuda.py's GPU
 #    tests, 3. benchmarks/cuda_kernels.py, 4. the cuda rows again under compute-sanitizer,
-#    5. test_cuda.py's full-build tests (SKIP_FULL_BUILD=1: not). Each step has its own time limit, so a hang
-#    costs that step only; logs go to $OUT (default ./gpu-logs), one file per step.
+#    5. buildkit's own CUDA tests (tests/test_cuda_minimal.py, tests/test_cuda_arch.py: a CUDA
+#    build, its saxpy on the device), 6. test_cuda.py's full-build tests (SKIP_FULL_BUILD=1:
+#    not). Each step has its own time limit, so a hang costs that step only; logs go to $OUT
+#    (default ./gpu-logs), one file per step.
 set -u
 OUT=${OUT:-$PWD/gpu-logs}
 mkdir -p "$OUT"
@@ -45,7 +47,11 @@ step torch_semantics 90 $PY -m pytest -p no:cacheprovider -q -rfs $T/test_semant
 SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 step sanitizer 90 "$SANITIZER" --tool memcheck --error-exitcode 99 $PY -m pytest -p no:cacheprovider -q \
   $T/test_opinfo.py $T/test_cuda.py -k "cuda and not full_build and not build_ and not runtime_comes"
-# The full build runs buildkit in a venv over this Python's: buildkit must be installed there.
-[ -n "${SKIP_FULL_BUILD:-}" ] && exit 0
+# buildkit's own CUDA tests and the full build run buildkit in a venv over this Python's:
+# buildkit must be installed there.
 step install_buildkit 40 $PY -m pip install -q --no-deps --no-build-isolation --no-index .
+# tests/packages/cuda_minimal built for 8.0 (a wheel, byte-identical in two folders, then
+# develop), its saxpy run on the device (the `gpu` test) and the arch-list rows.
+TAIL=30 step buildkit_cuda 240 $PY -m pytest -p no:cacheprovider -q -rfs tests/test_cuda_minimal.py tests/test_cuda_arch.py
+[ -n "${SKIP_FULL_BUILD:-}" ] && exit 0
 step full_build 150 $PY -m pytest -p no:cacheprovider -q -rfs $T/test_cuda.py -k "build_compiles or build_imports"

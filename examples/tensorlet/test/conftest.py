@@ -25,6 +25,7 @@ import pytest
 
 from buildkit.builder.cmake_cache import CMakeCache
 from buildkit_testing.cuda import find_nvcc
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import run, steering_free_env
 from buildkit_testing.projects import copy_sources
 from buildkit_testing.venvs import activated, make_wheelhouse, overlay_venv
@@ -131,7 +132,7 @@ class FullBuild:
     def __init__(self, root: Path, python: Path, env: dict[str, str]) -> None:
         self.root, self.python, self.env = root, python, env
         self.package = root / "tensorlet"
-        self.build_dir = root / "build"
+        self.build_dir = build_folder(root)
         self.cuda_requested = env.get("USE_CUDA") == "ON"
         self.cpu_wheel: Path | None = None
         self.cpu_entries: dict[str, str | None] = {}

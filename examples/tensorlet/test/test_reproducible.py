@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from buildkit_testing.artifacts import sha256
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import run, steering_free_env
 from conftest import ROOT, SOURCE_DATE_EPOCH, compiled_since, ninja_entries, requires_build, wheel_defining_entries
 
@@ -42,7 +43,7 @@ def _differences(one: Path, two: Path) -> list[str]:
 @pytest.mark.slow
 @requires_build
 def test_cpu_wheel_is_byte_identical_across_build_folders(full_build, tmp_path):
-    in_place = wheel_defining_entries(ROOT / "build")
+    in_place = wheel_defining_entries(build_folder(ROOT))
     if in_place != full_build.cpu_entries:
         copied = full_build.cpu_entries
         changed = {k: (in_place[k], copied[k]) for k in in_place if in_place[k] != copied[k]}
@@ -51,11 +52,11 @@ def test_cpu_wheel_is_byte_identical_across_build_folders(full_build, tmp_path):
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)
-    before = ninja_entries(ROOT / "build")
+    before = ninja_entries(build_folder(ROOT))
     # No time limit: locally, sources edited since the last develop are compiled here.
     run([sys.executable, "setup.py", "-q", "bdist_wheel", "--dist-dir", tmp_path],
         cwd=ROOT, env=steering_free_env(SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH), timeout=None)
-    recompiled = compiled_since(before, ROOT / "build")
+    recompiled = compiled_since(before, build_folder(ROOT))
     # In CI the README's build is current: packaging it must not compile (the run's budget
     # is two tensorlet builds). Locally, sources edited since the last develop are rebuilt.
     assert not (IN_CI and recompiled), f"the in-place wheel recompiled {recompiled}: not the README's build"

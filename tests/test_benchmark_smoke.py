@@ -36,7 +36,7 @@ def test_scale_benchmark_smoke(wheelhouse):
     out = run([sys.executable, REPO / "benchmarks" / "scale.py", "--smoke", "--wheelhouse", wheelhouse],
               env=clean_env(), timeout=600).stdout
     assert "20 translation units, 50 headers, 1 MB of package data" in out, out
-    for row in ("cold: buildkit develop", "floor: ninja -C build (no-op)", "floor: python -c pass",
+    for row in ("cold: buildkit develop", "floor: ninja -C build/{soabi} (no-op)", "floor: python -c pass",
                 "floor: zip the package folder", "no-op: buildkit develop, back to back",
                 "no-op: python setup.py develop", "touch one installed header: ninja alone",
                 "touch one .cpp: buildkit develop", "wheel: pip wheel --no-build-isolation",

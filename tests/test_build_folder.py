@@ -20,6 +20,7 @@ from buildkit.config.options import option_keys
 from buildkit.config.settings import load_settings
 from buildkit.frontends.clean import clean_project
 from buildkit_testing.git import commit_all, needs_git
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, squashed, unboxed
 
 
@@ -134,7 +135,6 @@ def test_clean_waits_for_the_build_holding_the_folder(project: Path) -> None:
 WAITER = """
 import os, sys
 from buildkit.builder.build_lock import lock_build_folder
-from buildkit_testing.paths import build_folder
 with lock_build_folder(sys.argv[1], timeout=60):
     held = os.path.join(sys.argv[1], ".buildkit", "lock")
     print("holds", os.path.exists(held), flush=True)

@@ -22,6 +22,7 @@ from buildkit.builder.toolchain import Tool, Toolchain
 from buildkit.project import Project
 from buildkit_testing.artifacts import sha256
 from buildkit_testing.cuda import CUDA_MINIMAL_ARCH_VAR, cuda_build, device_images
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, setup_py
 from buildkit_testing.venvs import overlay_venv
 
@@ -30,7 +31,6 @@ LIBRARY = Path("cuda_minimal", "lib", "libcuda_minimal.so")
 
 PROBE = """\
 import json, cuda_minimal as c
-from buildkit_testing.paths import build_folder
 from cuda_minimal import _C
 out = {"file": c.__file__, "available": c.cuda_available(), "status": c.cuda_status(),
        "built_with_cuda": c.built_with_cuda(), "architectures": c.compiled_architectures(),

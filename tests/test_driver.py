@@ -270,7 +270,7 @@ def test_second_build_waits_for_the_lock_then_gives_up(project, tmp_path):
         proc = subprocess.run([sys.executable, script, project, "0.5"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 3, proc.stderr
     err = " ".join(proc.stderr.split())  # rich wraps long lines
-    assert f"waiting for another build in {project / 'build'} (pid {os.getpid()})" in err
+    assert f"waiting for another build in {build_folder(project)} (pid {os.getpid()})" in err
     assert "is still running after 0.5 s" in err
 
 

@@ -45,6 +45,7 @@ import pytest
 from buildkit.builder import toolchain
 from buildkit_testing.artifacts import only_wheel, sha256
 from buildkit_testing.cuda import CUDA_MINIMAL_ARCH_VAR, cuda_build
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, setup_py
 from buildkit_testing.venvs import overlay_venv, site_packages
 
@@ -94,7 +95,6 @@ def pause(point):
 
 
 from buildkit.package import wheel_zip
-from buildkit_testing.paths import build_folder
 
 _add_whole = wheel_zip._Writer.add_whole
 
@@ -405,7 +405,7 @@ def test_two_builds_at_once_take_turns(project, python, env, faults, reference, 
     assert first.finish() == 0, first.output[-4000:]
     assert second.finish() == 0, second.output[-4000:]
     err = " ".join(second.stderr.split())
-    assert f"waiting for another build in {project / 'build'} (pid {first.proc.pid})" in err
+    assert f"waiting for another build in {build_folder(project)} (pid {first.proc.pid})" in err
     assert_clean_exit(first.output + second.output)
     assert installed_files(project) == reference["tree"]
     total = run([python, "-c", "import minimal; print(minimal.sum([1, 2, 3.5]))"], cwd="/", env=env).stdout
@@ -725,5 +725,5 @@ def test_interrupted_nvcc_compile_reruns_to_a_clean_builds_files(sig, cuda_folde
     assert installed_files(cuda_folder, "cuda_minimal") == cuda_reference
     # The killed nvcc's intermediates (saxpy_cuda.cu.o.ptx, .cubin, .fatbin.c, ...) are
     # left in the object folder; the rerun's nvcc writes and removes the same names.
-    objects = cuda_folder / "build" / "CMakeFiles" / "cuda_minimal.dir" / "csrc"
+    objects = build_folder(cuda_folder) / "CMakeFiles" / "cuda_minimal.dir" / "csrc"
     assert sorted(p.name for p in objects.glob("saxpy_cuda.cu.o*")) == ["saxpy_cuda.cu.o"]

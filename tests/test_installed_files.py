@@ -26,6 +26,7 @@ from buildkit.package.layout import PackageDataRule, default_rules
 from buildkit.package.links import LinkGuard
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.git import commit_all, git
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, unboxed
 from buildkit_testing.projects import write_files
 

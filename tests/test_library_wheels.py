@@ -18,6 +18,7 @@ from buildkit.frontends.cli import audit as audit_tool
 from buildkit.package.dependencies import excluded_sonames, read_record
 from buildkit.package.elf import read_elf_dynamic
 from buildkit_testing.artifacts import only_wheel, sha256
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
 from buildkit_testing.venvs import make_venv, pip_install, pip_into, site_packages
 

@@ -15,6 +15,7 @@ from buildkit.builder.build_state import PACKAGE_DATA_RECORD, state_path
 from buildkit.frontends.setuptools.commands.build_py import BuildPy
 from buildkit.frontends.setuptools.distribution import BuildkitDistribution
 from buildkit.project import Project
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, setup_py
 from buildkit_testing.projects import write_files
 
@@ -71,7 +72,7 @@ def test_an_unchanged_listing_is_reused_and_equals_setuptools_own(tiny, capsys):
     ours, theirs = listing(tiny, {"pkg": NAMED})
     assert ours == theirs == ["lib/liba.so", "lib/libb.so", "include/a.h"]
     assert said(capsys).endswith("listing package data of pkg: no earlier listing is recorded")
-    assert Path(state_path(tiny / "build", PACKAGE_DATA_RECORD)).is_file()
+    assert Path(state_path(build_folder(tiny), PACKAGE_DATA_RECORD)).is_file()
 
     ours, theirs = listing(tiny, {"pkg": NAMED})
     assert ours == theirs
@@ -125,11 +126,11 @@ def test_a_pattern_that_searches_folders_is_listed_by_setuptools_every_time(tiny
         assert ours == theirs == ["include/a.h", "lib/liba.so", "lib/libb.so"]
         assert said(capsys).endswith("listing package data of pkg: the pattern 'pkg/include/**/*.h' searches "
                                      "folders, so its matches are not recorded")
-    assert not Path(state_path(tiny / "build", PACKAGE_DATA_RECORD)).exists()
+    assert not Path(state_path(build_folder(tiny), PACKAGE_DATA_RECORD)).exists()
 
 
 def sources(root: Path) -> list[str]:
-    return (root / "build/egg-info/tiny.egg-info/SOURCES.txt").read_text().splitlines()
+    return (build_folder(root) / "egg-info/tiny.egg-info/SOURCES.txt").read_text().splitlines()
 
 
 def listing_line(output: str) -> str:
@@ -157,4 +158,4 @@ def test_egg_info_reuses_the_listing_until_an_input_changes(tiny, overlay_python
 
     (tiny / "pyproject.toml").write_text(PYPROJECT.format(version="2.0"))
     assert "as recorded" in egg_info()
-    assert "Version: 2.0" in (tiny / "build/egg-info/tiny.egg-info/PKG-INFO").read_text()
+    assert "Version: 2.0" in (build_folder(tiny) / "egg-info/tiny.egg-info/PKG-INFO").read_text()

@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from buildkit_testing.artifacts import only_wheel
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
 from buildkit_testing.skbuild_corpus import (
     DEFINES_PORT,
@@ -122,7 +123,6 @@ CHECKS: dict[str, tuple[tuple[str, str], ...]] = {
 # Runs each check in the installed venv and prints what each printed (or raised), as JSON.
 CHECK_RUNNER = """
 import contextlib, io, json, sys
-from buildkit_testing.paths import build_folder
 results = []
 for code in json.loads(sys.argv[1]):
     out = io.StringIO()

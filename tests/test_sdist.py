@@ -83,6 +83,7 @@ def make_built_project(root: Path, *, use_git: bool) -> Path:
 
 def write_manifest(root: Path) -> None:
     """CMake's install manifest, with absolute paths as CMake writes them."""
+    build_folder(root).mkdir(parents=True, exist_ok=True)
     (build_folder(root) / "install_manifest.txt").write_text(f"{root / 'demo/lib/libx.so'}\n{root / 'demo/include/x.h'}\n")
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import buildkit
+from buildkit._util.interpreter import soabi
 from buildkit.config.modes import WheelMode
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import (
@@ -38,7 +39,7 @@ def test_defaults_are_derived_from_the_project_name(tmp_path):
     assert settings.package == "my_proj"
     assert settings.env_prefix == "MY_PROJ"
     assert settings.library_distribution == "libmy-proj"
-    assert settings.build_dir == (tmp_path / "build").resolve()
+    assert settings.build_dir == (tmp_path / "build" / soabi()).resolve()
     assert settings.source_dir == tmp_path.resolve()
     assert settings.package_dir == tmp_path.resolve() / "my_proj"
     assert settings.extension is None and settings.scripts == () and settings.job_memory_mb == 1024
@@ -103,7 +104,7 @@ def test_malformed_toml_and_missing_name(tmp_path):
 
 def test_the_reference_rows_are_the_declared_fields():
     declared = [f.name.replace("_", "-") for f in dataclasses.fields(ProjectSettings)
-                if f.name not in ("root", "project_name", "dynamic", "option_defaults", "setuptools_table", "layout",
+                if f.name not in ("root", "project_name", "dynamic", "option_defaults", "setuptools_table", "layout", "build_dir_template",
                                    "static_version")]
     assert [row.key for row in SETTINGS] == declared
 

@@ -22,30 +22,32 @@ from pathlib import Path
 
 import pytest
 
+from buildkit._util.interpreter import soabi
 from buildkit_testing.processes import clean_env, run
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX paths")]
 
 # Each file of the build folder a develop reads, relative to the project.
+BUILD = f"build/{soabi()}"  # the default build-dir under this Python
 STATE_FILES = [
-    "build/.buildkit/configure.json", "build/.buildkit/toolchain.json", "build/.buildkit/build-env.json",
-    "build/.buildkit/compile_commands.stamp", "build/.buildkit/develop.json", "build/.buildkit/noop-develop.marshal",
-    "build/.buildkit/build-folder", "build/CMakeCache.txt", "build/build.ninja", "build/CMakeFiles/rules.ninja",
-    "build/cmake_install.cmake", "build/install_manifest.txt", "build/compile_commands.json", "build/.ninja_log",
-    "build/.ninja_deps", "build/.cmake/api/v1/query/client-buildkit/query.json",
+    f"{BUILD}/.buildkit/configure.json", f"{BUILD}/.buildkit/toolchain.json", f"{BUILD}/.buildkit/build-env.json",
+    f"{BUILD}/.buildkit/compile_commands.stamp", f"{BUILD}/.buildkit/develop.json", f"{BUILD}/.buildkit/noop-develop.marshal",
+    f"{BUILD}/.buildkit/build-folder", f"{BUILD}/CMakeCache.txt", f"{BUILD}/build.ninja", f"{BUILD}/CMakeFiles/rules.ninja",
+    f"{BUILD}/cmake_install.cmake", f"{BUILD}/install_manifest.txt", f"{BUILD}/compile_commands.json", f"{BUILD}/.ninja_log",
+    f"{BUILD}/.ninja_deps", f"{BUILD}/.cmake/api/v1/query/client-buildkit/query.json",
     # setuptools' build of the _C stub, copied in place by every develop.
     (f"build/lib.{sysconfig.get_platform()}-cpython-{sys.version_info[0]}{sys.version_info[1]}/minimal/"
      f"_C{sysconfig.get_config_var('EXT_SUFFIX')}"),
 ]
 # The install step's own files are named by the install prefix's key: found at run time.
-INSTALL_STATE_GLOBS = ["build/.buildkit/install-*.record", "build/.buildkit/install-*.cmake",
-                       "build/.buildkit/manifest-*.txt"]  # (a summary is written only when its times are safe)
+INSTALL_STATE_GLOBS = [f"{BUILD}/.buildkit/install-*.record", f"{BUILD}/.buildkit/install-*.cmake",
+                       f"{BUILD}/.buildkit/manifest-*.txt"]  # (a summary is written only when its times are safe)
 DAMAGES = ["truncate", "garbage", "folder"]
 REPRESENTATIVE = {
-    ("build/.buildkit/configure.json", "garbage"), ("build/.buildkit/toolchain.json", "folder"),
-    ("build/.buildkit/compile_commands.stamp", "garbage"), ("build/CMakeCache.txt", "truncate"),
-    ("build/build.ninja", "garbage"), ("build/cmake_install.cmake", "truncate"),
-    ("build/.buildkit/install-*.record", "garbage"), (STATE_FILES[-1], "truncate"),
+    (f"{BUILD}/.buildkit/configure.json", "garbage"), (f"{BUILD}/.buildkit/toolchain.json", "folder"),
+    (f"{BUILD}/.buildkit/compile_commands.stamp", "garbage"), (f"{BUILD}/CMakeCache.txt", "truncate"),
+    (f"{BUILD}/build.ninja", "garbage"), (f"{BUILD}/cmake_install.cmake", "truncate"),
+    (f"{BUILD}/.buildkit/install-*.record", "garbage"), (STATE_FILES[-1], "truncate"),
 }
 
 
@@ -54,7 +56,7 @@ def cases() -> list:
     for rel in [*STATE_FILES, *INSTALL_STATE_GLOBS]:
         for damage in DAMAGES:
             marks = [] if (rel, damage) in REPRESENTATIVE else [pytest.mark.hostile]
-            found.append(pytest.param(rel, damage, marks=marks, id=f"{rel.removeprefix('build/')}-{damage}"))
+            found.append(pytest.param(rel, damage, marks=marks, id=f"{rel.removeprefix(BUILD + '/').removeprefix('build/')}-{damage}"))
     return found
 
 

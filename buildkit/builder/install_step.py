@@ -130,6 +130,7 @@ class PackageTreeInstall:
         self.summary_path = Path(state_path(self.build_dir, install_state_name("summary", key)))
         self.output_path = Path(state_path(self.build_dir, install_state_name("output", key)))
         self.outputs_changed = False  # the last install() added or removed installed files
+        self._resolved_build_dir = str(self.build_dir.resolve())  # CMake's install script names it so
 
     # ------------------------------------------------------------------ entry
     def check(self, scans: dict[tuple, dict[str, Fingerprint]] | None = None,
@@ -189,7 +190,7 @@ class PackageTreeInstall:
         module_shadows.remove_shadowing_modules(
             [path for key in plan.runs for path in new.units[key].outputs]
             + [installed for copies in plan.copies.values() for _, installed in copies], self.build_dir)
-        new.installed = {path: fingerprint(path) for unit in active if not unit.is_tree and unit.key in new.units
+        new.installed = {path: fingerprint(path) for unit in active if self._watched(unit) and unit.key in new.units
                          for path in new.units[unit.key].outputs}
         same_outputs = (record is not None and not check.unfinished and set(new.units) == set(record.units)
                         and all(new.units[key].outputs == record.units[key].outputs for key in plan.runs))
@@ -206,6 +207,14 @@ class PackageTreeInstall:
 
     def manifest(self) -> set[str]:
         return set(read_names(self.manifest_copy))
+
+    def _watched(self, unit: InstallUnit) -> bool:
+        """Whether the files ``unit`` installs may differ between build folders: what CMake
+        builds or generates (a library, a configured header), not a copy of the sources,
+        which every build folder of the project installs the same.  Another build folder's
+        install (another interpreter's develop) that replaced one is undone by the next install."""
+        build = self._resolved_build_dir
+        return not unit.is_tree or any(source == build or source.startswith(build + os.sep) for source in unit.sources)
 
     # ------------------------------------------------------------------ plan
     def _plan(self, units: list[InstallUnit], record: InstallRecord | None, scans: dict[tuple, dict],
@@ -239,8 +248,10 @@ class PackageTreeInstall:
             elif missing := install_tree.missing_outputs(previous.outputs, record, touched):
                 plan.runs[unit.key] = True
                 plan.reasons.append(f"{_describe(unit)}: {missing[0]} is missing from the install")
-            elif replaced := record.replaced_outputs(previous.outputs):
+            if (previous is not None and unit.key not in plan.runs and self._watched(unit)
+                    and (replaced := record.replaced_outputs(previous.outputs))):
                 plan.runs[unit.key] = True  # forced: CMake's own check would keep a newer file
+                plan.copies.pop(unit.key, None)
                 plan.replaced += replaced
         busy = {unit.component for unit in units if unit.key in plan.runs or plan.copies.get(unit.key)}
         for unit in followers:
@@ -368,9 +379,10 @@ class PackageTreeInstall:
             entry = record.units.get(unit.key)
             if entry is None:
                 return
+            if self._watched(unit):
+                inputs.update((path, record.installed[path]) for path in entry.outputs if path in record.installed)
             if not unit.is_tree:
                 inputs.update(entry.inputs)
-                inputs.update((path, record.installed[path]) for path in entry.outputs if path in record.installed)
                 continue
             if not entry.is_tree or unit.key not in check.plan.scans:
                 return

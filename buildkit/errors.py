@@ -15,7 +15,8 @@ from buildkit._util import console
 
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op develop goes without
 if TYPE_CHECKING:
-    from typing import Callable, TypeVar
+    from collections.abc import Callable
+    from typing import TypeVar
 
     T = TypeVar("T")
 

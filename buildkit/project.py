@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import platform as _platform
 import sys
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Collection, Iterator, Mapping, Sequence
+from typing import Any
 
 from packaging.version import Version
 
@@ -94,7 +95,7 @@ class Project:
 
     @classmethod
     def load(cls, root: Path | str, *, environ: Mapping[str, str] | None = None,
-             config_settings: Mapping[str, Any] | None = None) -> "Project":
+             config_settings: Mapping[str, Any] | None = None) -> Project:
         """Read settings and options; a bad value or a mode conflict raises before any work."""
         settings = load_settings(root, option_keys())
         return cls(settings=settings, options=load_options(settings, environ, config_settings))
@@ -301,7 +302,7 @@ class Project:
         claim_build_folder(self.build_dir, self.settings.root, self.settings.project_folders)
 
     @contextmanager
-    def locked(self) -> Iterator["Project"]:
+    def locked(self) -> Iterator[Project]:
         """Hold the build folder's lock for a whole command: the build and what packages it."""
         if self._holding_lock:
             raise RuntimeError(f"the lock of {self.build_dir} is already held by this command")

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import lru_cache
+from functools import cache
 
 from buildkit._util.switches import verbose_setting
 
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op develop goes without
 if TYPE_CHECKING:  # rich costs ~20 ms to import: only load it when something is printed
-    from typing import Iterable, Sequence
+    from collections.abc import Iterable, Sequence
 
     from rich.console import Console
     from rich.table import Table
@@ -29,8 +29,8 @@ def is_interactive() -> bool:
     return sys.stderr.isatty()
 
 
-@lru_cache(maxsize=None)
-def _console(interactive: bool) -> "Console":
+@cache
+def _console(interactive: bool) -> Console:
     # rich costs ~20 ms to import: loaded only when something is printed.
     from rich.console import Console
 
@@ -50,7 +50,7 @@ def _env_width() -> int:
         return 120
 
 
-def console() -> "Console":
+def console() -> Console:
     return _console(is_interactive())
 
 
@@ -118,7 +118,7 @@ def boxed(title: str, message: str, style: str = "yellow") -> None:
                           width=min(max(longest, len(title)) + 4, 100)), soft_wrap=False)
 
 
-def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> "Table":
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Table:
     from rich.table import Table  # rich: loaded only when printed (see _console)
     from rich.text import Text
 

@@ -21,7 +21,7 @@ from _signal import SIGPIPE, SIGTERM
 TYPE_CHECKING = False  # typing's own import costs ~8 ms (measured): not at run time
 if TYPE_CHECKING:
     import subprocess
-    from typing import Mapping, Sequence
+    from collections.abc import Mapping, Sequence
 
 
 class SpawnedProcess:
@@ -77,12 +77,12 @@ class _Replayed:
         self.stream.close()
 
 
-def unread(process: "SpawnedProcess | subprocess.Popen", lines: list[bytes]) -> None:
+def unread(process: SpawnedProcess | subprocess.Popen, lines: list[bytes]) -> None:
     """Give ``lines``, read from ``process.stdout`` already, back to whoever reads it next."""
     process.stdout = _Replayed(lines, process.stdout)
 
 
-def start(command: Sequence[str], env: Mapping[str, str] | None = None) -> "SpawnedProcess | subprocess.Popen":
+def start(command: Sequence[str], env: Mapping[str, str] | None = None) -> SpawnedProcess | subprocess.Popen:
     """``command`` running, its output (stderr joined to stdout) readable from ``.stdout``."""
     if hasattr(os, "posix_spawnp"):
         return SpawnedProcess(command, env)

@@ -29,9 +29,10 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from buildkit._util import console
 from buildkit._util.fileutil import read_json, write_atomic, write_json
@@ -110,9 +111,8 @@ def site_dirs(project_root: Path) -> list[str]:
     for folder in _unique(os.path.abspath(entry or os.curdir) for entry in sys.path):
         if any(folder.startswith(other + os.sep) for other in found) or not os.path.isdir(folder):
             continue
-        if os.path.basename(folder) in ("site-packages", "dist-packages"):
-            found.append(folder)
-        elif folder != project and not folder.startswith(project + os.sep) and _holds_distributions(folder):
+        if os.path.basename(folder) in ("site-packages", "dist-packages") or (
+                folder != project and not folder.startswith(project + os.sep) and _holds_distributions(folder)):
             found.append(folder)
     return found
 
@@ -149,7 +149,7 @@ def scan(build_dir: Path, project_root: Path) -> BuildEnvironment:
 
 
 def _top_level(path: str, folder: str) -> str:
-    return path[len(folder) + 1:].split(os.sep)[0]
+    return path[len(folder) + 1:].split(os.sep, maxsplit=1)[0]
 
 
 def _cmake_packages(site_dir: Path) -> Iterable[Path]:

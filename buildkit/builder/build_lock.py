@@ -38,7 +38,7 @@ def held_here(build_dir: str | os.PathLike) -> bool:
     return os.path.exists(lock_file) and os.path.realpath(lock_file) in _held
 
 
-def lock_build_folder(build_dir: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT_S) -> "BuildFolderLock":
+def lock_build_folder(build_dir: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT_S) -> BuildFolderLock:
     """The lock of one build folder (``<build>/.buildkit/lock``), as a context manager."""
     return BuildFolderLock(os.path.abspath(build_dir), _lock_file(build_dir), timeout)
 

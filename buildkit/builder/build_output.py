@@ -15,9 +15,10 @@ import json
 import shutil
 import subprocess
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_atomic
@@ -137,7 +138,7 @@ def log_dir(build_dir: Path) -> Path:
 
 def run_step(phase: str, command: Sequence[str], *, build_dir: Path, verbose: bool = False,
              jobs: int | None = None, cwd: Path | None = None, env: Mapping[str, str] | None = None,
-             process: "Process | None" = None) -> StepResult:
+             process: Process | None = None) -> StepResult:
     """Run one step, logging everything; raise BuildFailedError with the first error on failure.
     ``process``: ``command`` already started (:func:`buildkit._util.spawn.start`), its
     output not read yet.
@@ -182,7 +183,7 @@ def _start(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | No
                                command=list(command)) from None
 
 
-def _pump(proc: "Process", log, display: _Display, result: StepResult) -> int:
+def _pump(proc: Process, log, display: _Display, result: StepResult) -> int:
     try:
         assert proc.stdout is not None
         for raw in proc.stdout:

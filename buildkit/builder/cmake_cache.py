@@ -99,7 +99,7 @@ def is_cmake_notfound(value: str) -> bool:
 _CUDA_LANGUAGE = re.compile(r"\b(?:project|enable_language|check_language)\s*\([^)]*\bCUDA\b", re.I)
 
 
-def project_uses_cuda(cache: "CMakeCache | None", cmakelists: Path) -> bool:
+def project_uses_cuda(cache: CMakeCache | None, cmakelists: Path) -> bool:
     """Whether the project compiles CUDA: its cache found a CUDA compiler (or has
     USE_CUDA on); before any configure, whether its top-level CMakeLists.txt enables
     the CUDA language.  An nvcc that is merely installed says nothing."""
@@ -287,7 +287,7 @@ class CacheTruncatedError(CMakeCacheError):
         self.message = f"{path} is truncated: its last line, {line!r}, has no line break."
 
 
-def read_complete_cache(path: Path) -> "CMakeCache | None":
+def read_complete_cache(path: Path) -> CMakeCache | None:
     """Like CMakeCache.read_if_exists, but a truncated file is an error: a build tool
     must not configure from a value that was cut short."""
     try:

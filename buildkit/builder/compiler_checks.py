@@ -27,7 +27,7 @@ def check_named_compilers(options: BuildOptions, build_dir: Path) -> None:
     """A compiler named by CC/CXX/CUDACXX that doesn't exist: say so before CMake fails obscurely."""
     for variable, value in named_compilers(options).items():
         program = shlex.split(value)[-1] if value.strip() else value  # "ccache g++" runs g++
-        if os.sep in program and os.path.exists(program) or shutil.which(program):
+        if (os.sep in program and os.path.exists(program)) or shutil.which(program):
             continue
         raise ToolchainError(
             f"{variable}={value!r} names a compiler that does not exist.",

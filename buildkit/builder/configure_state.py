@@ -10,8 +10,8 @@ from those a plain reconfigure picks up.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from buildkit.builder.cmake_cache import CMakeCache, is_cmake_notfound
 

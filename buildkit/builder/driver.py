@@ -32,9 +32,10 @@ import shlex
 import shutil
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from buildkit._util import console
 from buildkit._util.fileutil import read_json as _read_json

@@ -16,8 +16,8 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from packaging.tags import mac_platforms
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from buildkit._util import marshal_file
 from buildkit.builder import install_summary
@@ -152,7 +152,7 @@ class UnitRecord:
                 racy.append((source, installed))
         return changed, racy
 
-    def with_inputs(self, inputs: dict[str, Fingerprint | None]) -> "UnitRecord":
+    def with_inputs(self, inputs: dict[str, Fingerprint | None]) -> UnitRecord:
         """This rule's record for the next install, with ``inputs``; a tree still as stored stays so."""
         if self._stored is None:
             return UnitRecord(self.outputs, inputs, self.members, self.listing, self.roots)
@@ -184,7 +184,7 @@ class UnitRecord:
                 "others": [path for path in self.listing or () if path not in sources]}
 
     @classmethod
-    def from_data(cls, data: dict, prefix: str) -> "UnitRecord":
+    def from_data(cls, data: dict, prefix: str) -> UnitRecord:
         inputs = dict(data.get("inputs", {}))
         if "members" not in data:
             return cls(list(data.get("outputs", [])), inputs)

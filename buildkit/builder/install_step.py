@@ -68,7 +68,7 @@ class Plan:
     replaced: list[str] = field(default_factory=list)  # installed files another install wrote over since
     racy_ns: int = 0  # the newest recorded time that was too recent to trust, 0 if none
     folder_times: dict[str, list[int]] = field(default_factory=dict)  # the installed folders' times when planned
-    trees: dict[str, "Plan"] = field(default_factory=dict)  # tree unit key -> what was planned for it alone
+    trees: dict[str, Plan] = field(default_factory=dict)  # tree unit key -> what was planned for it alone
 
     def is_empty(self) -> bool:
         return not self.runs and not any(self.copies.values())
@@ -78,7 +78,7 @@ class Plan:
             self.copies[key] = copies
             self.reasons += [f"copy {source} -> {installed}" for source, installed in copies]
 
-    def take_tree(self, key: str, part: "Plan") -> None:
+    def take_tree(self, key: str, part: Plan) -> None:
         """What was planned for the tree unit ``key`` alone, as part of this plan."""
         self.trees[key] = part
         self.runs.update(part.runs)
@@ -86,7 +86,7 @@ class Plan:
         self.reasons += part.reasons
         self.racy_ns = max(self.racy_ns, part.racy_ns)
 
-    def tree_still_planned(self, key: str, scan: dict, folder_times: dict[str, list[int]]) -> "Plan | None":
+    def tree_still_planned(self, key: str, scan: dict, folder_times: dict[str, list[int]]) -> Plan | None:
         """This (earlier) plan's part for the tree unit ``key``, when it was planned from the
         very same ``scan`` and the installed folders have not changed since; else None."""
         part = self.trees.get(key)

@@ -15,8 +15,8 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_text_if_changed

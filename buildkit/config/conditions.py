@@ -8,7 +8,7 @@ the CMake cache after configure.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from typing import Protocol
 
 from buildkit.errors import ConfigError
@@ -28,7 +28,7 @@ _CONDITION = re.compile(rf"\s*{_TERM}(?:\s+(?:and|or)\s+{_TERM})*\s*\Z")
 Condition = tuple[tuple[tuple[str, bool], ...], ...]
 
 
-@lru_cache(maxsize=None)
+@cache
 def parse_condition(text: str) -> Condition:
     """Parse ``NAME``, ``not NAME`` joined by ``and``/``or`` (``and`` binds tighter)."""
     if not _CONDITION.match(text):

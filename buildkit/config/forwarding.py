@@ -9,7 +9,8 @@ from the environment itself and the ones buildkit interprets are not.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from buildkit.config.settings import ProjectSettings
 from buildkit.errors import ConfigError

@@ -8,13 +8,13 @@ directories.  Patterns are relative to the package directory and may not leave i
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
+from functools import cache
 
 from buildkit.errors import ConfigError
 
 
-@lru_cache(maxsize=None)
+@cache
 def check_glob(pattern: str) -> tuple[str, ...]:
     """The pattern's path segments, after checking it stays inside the package."""
     segments = tuple(pattern.split("/"))
@@ -56,7 +56,7 @@ def _segment_regex(segment: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(pattern: str) -> re.Pattern[str]:
     segments: list[str] = []
     for segment in check_glob(pattern):
@@ -85,7 +85,7 @@ def glob_match(pattern: str, path: str) -> bool:
     return _compiled(pattern).fullmatch(path) is not None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled_any(patterns: tuple[str, ...]) -> Callable[[str], object]:
     if not patterns:
         return lambda path: None

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 import typing
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from buildkit._util import console
 from buildkit.config.forwarding import (
@@ -398,7 +399,7 @@ def _toml_default(option: Option, raw: Any, pyproject: Path) -> Any:
         raise ConfigError(wrong, (error.hint or option.doc) + found) from None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _toml_types(field_name: str) -> tuple[type, ...]:
     """The TOML value types a build option's key takes besides a string: its field's type."""
     hint = typing.get_type_hints(BuildOptions)[field_name]

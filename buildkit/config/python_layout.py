@@ -18,9 +18,10 @@ the folder before the build makes it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, Mapping
+from typing import Any
 
 from buildkit.errors import ConfigError
 
@@ -63,7 +64,7 @@ def detect_layout(root: Path, package: str, *, packages: tuple[str, ...] = (), p
     declared = _from_setuptools(root, setuptools_table or {})
     if declared is not None:
         return replace(declared, py_modules=py_modules or declared.py_modules)
-    top = package.split(".")[0]
+    top = package.split(".", maxsplit=1)[0]
     for candidate in SEARCHED_ROOTS:
         if (root / candidate / top).is_dir():
             return PythonLayout(candidate, {top: candidate / top}, py_modules, f"the tree ({candidate / top})")

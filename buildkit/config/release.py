@@ -8,7 +8,8 @@ a CMake variable, so setting it is refused with the name to use instead.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from buildkit.config.forwarding import FORWARDED_PREFIXES
 from buildkit.errors import ConfigError

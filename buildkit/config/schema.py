@@ -24,10 +24,11 @@ import difflib
 import enum
 import types
 import typing
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import MISSING, dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Collection, Mapping, Union
+from typing import Any, Union
 
 from buildkit.config.parsing import check_text
 from buildkit.errors import ConfigError
@@ -76,7 +77,7 @@ def is_declared(field: dataclasses.Field) -> bool:
     return _METADATA_KEY in field.metadata
 
 
-@lru_cache(maxsize=None)
+@cache
 def declared_keys(cls: type) -> dict[str, tuple[dataclasses.Field, Any]]:
     """TOML key -> (field, resolved annotation), in declaration order."""
     hints = typing.get_type_hints(cls)

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from buildkit._util.interpreter import DEFAULT_BUILD_DIR, expand_build_dir
 from buildkit.config.build_dir import check_build_dir

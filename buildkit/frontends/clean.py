@@ -15,11 +15,11 @@ from __future__ import annotations
 import glob
 import os
 import sys
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from buildkit._util import console, git
 from buildkit._util.fileutil import KEEP_MARKER, PROTECTED_DIR_NAMES, PROTECTED_FILE_NAMES

@@ -14,9 +14,9 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from buildkit._util.fileutil import read_json, write_json
 from buildkit.builder.build_state import CMAKE_CACHE, DEVELOP_RECORD, INSTALL_MANIFEST, state_path

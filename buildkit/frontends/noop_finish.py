@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from buildkit.project import Project
 
 
-def finish(record: dict, build: "SpawnedProcess", started: float, scans: dict[tuple, dict],
+def finish(record: dict, build: SpawnedProcess, started: float, scans: dict[tuple, dict],
            log_before: tuple[int, int] | None) -> bool:
     """Read ninja's output and install what changed; True when that was the whole command.
     ``started``: when the first stage started ninja.
@@ -70,7 +70,7 @@ def _still_valid(scans: dict[tuple, dict], result: StepResult, build_dir: str,
             if not any(path == source or path.startswith(source + os.sep) for path in written for source in key[:-1])}
 
 
-def record(project: "Project", register: bool) -> None:
+def record(project: Project, register: bool) -> None:
     """After a successful develop/build of ``project``: what a no-op depends on."""
     if project.build_dir != Path(default_build_dir(str(project.root))) or not project.built:
         return  # another build folder: the no-op goes through the full command

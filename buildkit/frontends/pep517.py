@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import sys
 import tomllib
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from setuptools import build_meta as _setuptools_hooks
 

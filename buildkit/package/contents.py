@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import re
 import sysconfig
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 # Enough for every magic number below, the PE header offset included.
 HEAD_SIZE = 4096

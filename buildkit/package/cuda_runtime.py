@@ -24,7 +24,7 @@ it fails to load and says so).
 from __future__ import annotations
 
 import re
-from typing import Collection
+from collections.abc import Collection
 
 from buildkit.config.modes import CudaRuntime, VersionPolicy
 from buildkit.package.dependencies import FoundDependency

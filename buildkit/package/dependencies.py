@@ -24,9 +24,9 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
-from typing import Collection, Iterable, Mapping, Sequence
 
 from buildkit._util import console
 from buildkit._util.fileutil import read_json, write_json

@@ -10,10 +10,10 @@ entry point that pkgconf's Python distribution reads (a module whose folder hold
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from string import Template
-from typing import Sequence
 
 from buildkit._util.resources import templates_dir
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Collection, Iterable, Sequence
 
 from buildkit._util import console
 from buildkit._util.fileutil import FolderResolver, read_json, relative_under, write_json

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import shutil
 import sysconfig
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection, Iterable, Sequence, TypeVar
+from typing import TypeVar
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_text_if_changed

@@ -9,8 +9,8 @@ license inside the ``.dist-info`` (the source tree's LICENSE is never rewritten)
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from buildkit._util.fileutil import write_text_if_changed
 from buildkit.errors import ConfigError

@@ -15,8 +15,8 @@ one an older build left in the folder is not this build's.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Mapping, Sequence
 
 from packaging.version import Version
 

@@ -9,10 +9,11 @@ preloads those libraries, and those of every other library dependency.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from pprint import pformat
 from string import Template
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from buildkit._util.resources import templates_dir
 from buildkit.config.modes import VersionPolicy, WheelMode

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Collection, Iterable
 from pathlib import Path, PurePosixPath
-from typing import Collection, Iterable
 
 from buildkit._util import console
 from buildkit._util.git import run_git

@@ -21,9 +21,10 @@ import ast
 import keyword
 import string
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 

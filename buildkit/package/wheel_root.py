@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 import sysconfig
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from buildkit.builder.build_state import WHEEL_DIRS
 from buildkit.package.contents import module_suffixes

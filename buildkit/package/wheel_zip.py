@@ -42,10 +42,11 @@ import sys
 import time
 import zlib
 from collections import deque
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator, Sequence
+from typing import BinaryIO
 
 from buildkit.errors import BuildkitError
 

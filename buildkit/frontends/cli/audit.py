@@ -32,10 +32,10 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from packaging.utils import parse_wheel_filename
 

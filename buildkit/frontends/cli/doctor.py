@@ -13,9 +13,10 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from buildkit._util import console
 from buildkit.builder.build_state import CMAKE_CACHE

@@ -15,7 +15,7 @@ from buildkit.frontends import noop_develop
 
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op path goes without
 if TYPE_CHECKING:
-    from typing import Sequence
+    from collections.abc import Sequence
 
 
 @exit_on_error
@@ -23,7 +23,7 @@ def _no_op(root: str, register: bool) -> int:
     return 0 if noop_develop.run_if_current(root, register) else -1
 
 
-def main(argv: "Sequence[str] | None" = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if (wanted := noop_develop.request(args)) is not None and (code := _no_op(*wanted)) != -1:
         return code  # 0: nothing to do; else ninja failed, and its error is reported

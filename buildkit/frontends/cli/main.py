@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from buildkit._util import console
 from buildkit.errors import exit_on_error

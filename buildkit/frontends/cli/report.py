@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from buildkit._util import console
 from buildkit.builder.build_state import BUILD_TRACE, NINJA_LOG, state_path

@@ -23,9 +23,9 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name

@@ -15,8 +15,9 @@ no more than its build check; steps 6 to 10 are in :mod:`.packaging`.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from buildkit._util import console
 from buildkit.config.options import current_config_settings

@@ -9,8 +9,9 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import setuptools
 from setuptools import find_packages

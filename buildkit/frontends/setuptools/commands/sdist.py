@@ -18,9 +18,10 @@ import gzip
 import os
 import stat
 import tarfile
+from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable
+from typing import Any
 
 from setuptools.command.sdist import sdist as _sdist
 

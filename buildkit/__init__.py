@@ -50,4 +50,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'buildkit' has no attribute {name!r}")
 
 
-__all__ = ["setup", "__version__", *_LAZY]
+__all__ = ["setup", "__version__", *_LAZY]  # noqa: PLE0604  _LAZY's keys are the lazy names, all strings

@@ -122,7 +122,7 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) 
     from rich.table import Table  # rich: loaded only when printed (see _console)
     from rich.text import Text
 
-    tbl = Table(title=title, show_lines=False, box=None if not is_interactive() else None)
+    tbl = Table(title=title, show_lines=False, box=None)
     for col in columns:
         tbl.add_column(col, overflow="fold")
     for row in rows:

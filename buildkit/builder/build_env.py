@@ -278,7 +278,7 @@ def _link(origin: str, copy: str) -> int:
 
 def _remove_unlisted(target: str, listed: dict[str, Any]) -> None:
     """Files the package no longer has, and the folders that leaves empty."""
-    for folder, subdirs, names in os.walk(target, topdown=False):
+    for folder, _subdirs, names in os.walk(target, topdown=False):
         for name in names:
             path = os.path.join(folder, name)
             if path[len(target) + 1:] not in listed:

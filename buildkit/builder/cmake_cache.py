@@ -105,7 +105,8 @@ def project_uses_cuda(cache: CMakeCache | None, cmakelists: Path) -> bool:
     the CUDA language.  An nvcc that is merely installed says nothing."""
     if cache is not None:
         compiler = cache.get_value("CMAKE_CUDA_COMPILER")
-        return bool(compiler and not is_cmake_notfound(compiler)) or ("USE_CUDA" in cache and cache.get_bool("USE_CUDA"))
+        return (bool(compiler and not is_cmake_notfound(compiler))
+                or ("USE_CUDA" in cache and cache.get_bool("USE_CUDA")))
     try:
         return _CUDA_LANGUAGE.search(cmakelists.read_text(encoding="utf-8", errors="replace")) is not None
     except OSError:

@@ -109,7 +109,7 @@ def _expand_names(tokens: list[str], *, family_ptx: bool) -> list[str]:
         if base in NAMED_ARCHES:
             # "Ampere+PTX" puts PTX on the newest member of the family.
             members = NAMED_ARCHES[base].split(";")
-            expanded += members[:-1] + [members[-1] + ("+PTX" if plus or family_ptx else "")]
+            expanded += [*members[:-1], members[-1] + ("+PTX" if plus or family_ptx else "")]
         else:
             expanded.append(token)
     return expanded
@@ -151,7 +151,7 @@ def gpu_detected() -> bool:
     if smi is None:
         return False
     try:
-        proc = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
+        proc = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return False
     return proc.returncode == 0 and "GPU " in proc.stdout

@@ -241,7 +241,8 @@ class CMakeDriver:
 
     def _read_fingerprint(self) -> dict[str, str] | None:
         data = _read_json(self.fingerprint_path)
-        ok = isinstance(data, dict) and data.get("format") == FINGERPRINT_FORMAT and isinstance(data.get("inputs"), dict)
+        ok = (isinstance(data, dict) and data.get("format") == FINGERPRINT_FORMAT
+              and isinstance(data.get("inputs"), dict))
         return data["inputs"] if ok else None
 
     def _launcher(self) -> str | None:

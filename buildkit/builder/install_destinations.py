@@ -22,6 +22,7 @@ contain it (docs/reliability.md).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import re
@@ -132,12 +133,12 @@ class DestinationCheck:
 
     def escapes(self, script: Path, text: str) -> list[Escape]:
         """The escapes of one rule's text (or a whole script's) from ``script``."""
-        escapes = [escape for line in _GENERATED_INSTALL.findall(text) if (escape := self._install_escape(script, line))]
+        escapes = [escape for line in _GENERATED_INSTALL.findall(text)
+                   if (escape := self._install_escape(script, line))]
         if _MAY_WRITE.search(text):
-            try:
+            # Text the reader cannot split is run whole; the manifest check still applies.
+            with contextlib.suppress(UnreadableScript):
                 escapes += self._code_escapes(script, commands(text))
-            except UnreadableScript:
-                pass  # text the reader cannot split is run whole; the manifest check still applies
         return escapes
 
     # ------------------------------------------------------------ the rules

@@ -258,5 +258,6 @@ def load(path: Path, prefix: Path, config: str) -> InstallRecord | None:
 def save(path: Path, record: InstallRecord) -> None:
     verified_path(path).unlink(missing_ok=True)
     data = {"prefix": record.prefix, "config": record.config, "folders": record.folders,
-            "installed": record.installed, "units": {key: unit.to_data(record.prefix) for key, unit in sorted(record.units.items())}}
+            "installed": record.installed,
+            "units": {key: unit.to_data(record.prefix) for key, unit in sorted(record.units.items())}}
     marshal_file.write(str(path), HEADER, data)

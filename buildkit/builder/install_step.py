@@ -406,7 +406,8 @@ class PackageTreeInstall:
         result = run_step("install", command, build_dir=self.build_dir, verbose=self.verbose,
                           env={**os.environ, "CMAKE_INSTALL_ALWAYS": "1"})
         written = set(read_names(self.build_dir / INSTALL_MANIFEST))
-        check_written(written, self.install_prefix, self.build_dir)  # the pending marker stays: the next run installs again
+        # On a refusal the pending marker stays: the next run installs again.
+        check_written(written, self.install_prefix, self.build_dir)
         module_shadows.remove_shadowing_modules(sorted(written), self.build_dir)
         self.outputs_changed = self.manifest() != written
         self.prune_stale(self.manifest() - written)

@@ -29,7 +29,8 @@ def cpu_count(cgroup_root: Path = CGROUP_ROOT) -> int:
 def _cgroup_cpu_quota(root: Path) -> int | None:
     # cgroup v2: "max 100000" or "200000 100000"; v1: two files, -1 meaning unlimited.
     v2 = _read_words(root / "cpu.max") or []
-    v1 = (_read_words(root / "cpu" / "cpu.cfs_quota_us") or []) + (_read_words(root / "cpu" / "cpu.cfs_period_us") or [])
+    v1 = ((_read_words(root / "cpu" / "cpu.cfs_quota_us") or [])
+          + (_read_words(root / "cpu" / "cpu.cfs_period_us") or []))
     for words in (v2, v1):
         if len(words) == 2 and words[0].lstrip("-").isdigit() and words[1].isdigit():
             quota, period = int(words[0]), int(words[1])

@@ -110,10 +110,7 @@ def prioritized_script(default_script: str, symbols: Sequence[str]) -> str:
     head, tail = default_script[:brace + 1], default_script[brace + 1:]
     # GNU ld puts '{' on its own line; a one-line "{ *(.text) }" is split so the
     # default contents still follow the prioritized ones.
-    if re.match(r"[ \t]*\r?\n", tail):
-        tail = tail.split("\n", 1)[1]
-    else:
-        tail = indent + tail.lstrip(" \t")
+    tail = tail.split("\n", 1)[1] if re.match(r"[ \t]*\r?\n", tail) else indent + tail.lstrip(" \t")
     return f"{head}\n{inserted}{tail}"
 
 

@@ -121,11 +121,11 @@ def version_from_output(out: str) -> str | None:
 
 def _run(argv: list[str]) -> str | None:
     """stdout + stderr of a successful run; None when the program is unusable."""
-    global probe_count
+    global probe_count  # noqa: PLW0603  a module-level counter of started probes, which the tests read
     probe_count += 1
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=PROBE_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.stdout + proc.stderr if proc.returncode == 0 else None

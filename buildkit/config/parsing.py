@@ -50,7 +50,7 @@ def parse_bool(value: str, name: str) -> bool:
     raise ConfigError(
         f"{name}={value!r} is not a boolean.",
         f"Use one of {', '.join(w for w in TRUE_WORDS)} to turn it on, or "
-        f"{', '.join(repr(w) if not w else w for w in FALSE_WORDS)} to turn it off.")
+        f"{', '.join(w if w else repr(w) for w in FALSE_WORDS)} to turn it off.")
 
 
 def parse_positive_int(value: str, name: str) -> int:
@@ -83,7 +83,7 @@ def parse_args(value: str, name: str) -> tuple[str, ...]:
         return tuple(shlex.split(value))
     except ValueError as exc:
         raise ConfigError(f"{name}={value!r} cannot be split into arguments ({exc}).",
-                          "Balance the quotes: it is split like a POSIX shell command line.")
+                          "Balance the quotes: it is split like a POSIX shell command line.") from exc
 
 
 def parse_text(value: str, name: str) -> str:
@@ -105,7 +105,7 @@ def parse_requirements(value: str, name: str) -> tuple[str, ...]:
             Requirement(item)
         except InvalidRequirement as exc:
             raise ConfigError(f"{name} holds {item!r}, which is not a valid requirement ({exc}).",
-                              f"Separate requirements with `|`, e.g. {name}='numpy>=1.24 | pyyaml'.")
+                              f"Separate requirements with `|`, e.g. {name}='numpy>=1.24 | pyyaml'.") from exc
     return items
 
 

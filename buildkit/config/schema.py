@@ -261,7 +261,7 @@ def _table_class(hint: Any) -> type | None:
 def _without_none(hint: Any) -> Any:
     if typing.get_origin(hint) in (Union, types.UnionType):
         choices = [a for a in typing.get_args(hint) if a is not type(None)]
-        return choices[0] if len(choices) == 1 else Union[tuple(choices)]
+        return choices[0] if len(choices) == 1 else Union[tuple(choices)]  # noqa: UP007  a union of a run-time tuple has no X | Y spelling
     return hint
 
 

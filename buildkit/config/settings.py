@@ -239,7 +239,8 @@ class ProjectSettings:
     python_only_variable: str = setting("Variable that selects the python-only wheel.", default="BUILD_PYTHON_ONLY")
     library_distribution: str = setting(
         "Distribution name of the library-only wheel, pinned by the python-only wheel. "
-        "Default: `lib` followed by the `[project]` name; the `[project]` name itself with `library-only = true`.", default=None, derived=True)
+        "Default: `lib` followed by the `[project]` name; the `[project]` name itself with `library-only = true`.",
+        default=None, derived=True)
     version_file: str = setting("File holding the base version; `+git<sha7>` is appended in a git checkout.",
                                 default="version.txt")
     version_module: str = setting(
@@ -407,13 +408,14 @@ def load_settings(root: Path | str, option_keys: frozenset[str] = frozenset()) -
     path = root / "pyproject.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
         raise ConfigError(f"No pyproject.toml in {root}.",
                           "buildkit reads the project's name from [project] and its build settings from "
                           "[tool.buildkit]; run `buildkit init` to create one, or point buildkit at the project "
-                          "folder.")
+                          "folder.") from exc
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}.", "Fix the syntax error and run the build again.")
+        raise ConfigError(f"{path} is not valid TOML: {exc}.",
+                          "Fix the syntax error and run the build again.") from exc
     project = data.get("project", {})
     name = project.get("name")
     if not isinstance(name, str) or not name:
@@ -442,5 +444,6 @@ def _static_version(project: Mapping[str, Any], path: Path) -> str | None:
     version = project["version"]
     if not isinstance(version, str):
         raise ConfigError(f"[project] version in {path} must be a string, not {version!r}.",
-                          "Write it as `version = \"1.2.3\"`, or list \"version\" in `dynamic` for buildkit to supply it.")
+                          "Write it as `version = \"1.2.3\"`, or list \"version\" in `dynamic` for buildkit to "
+                          "supply it.")
     return version

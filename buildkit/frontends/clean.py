@@ -282,14 +282,15 @@ def clean_project(settings: ProjectSettings, *, include_ignored: bool = False, d
                       else read_install_manifest(folder)) for folder in owned]
         if install_manifest is not None and settings.build_dir not in owned:
             manifests.append(install_manifest)
-        for path in (path for manifest in manifests for path in manifest):
-            path = path if path.is_absolute() else root / path
+        for listed in (path for manifest in manifests for path in manifest):
+            path = listed if listed.is_absolute() else root / listed
             remover.candidate(path)
             # CMake installs into the package tree: folders it leaves empty there go too.
             remover.prune_empty_parents(path, settings.package_dir.resolve())
         outputs = [path for path in build_outputs(settings) if refusals[settings.build_dir] is None
                    or path != settings.build_dir]
-        for path in [*outputs, *(folder for folder in owned if folder != settings.build_dir), *extra, *(ignored_paths(root) if include_ignored else ())]:
+        for path in [*outputs, *(folder for folder in owned if folder != settings.build_dir), *extra,
+                     *(ignored_paths(root) if include_ignored else ())]:
             remover.candidate(path)
         # `build/` once its interpreters' folders are gone, if nothing else is left there.
         remover.prune_empty_parents(settings.build_dir, root.resolve())

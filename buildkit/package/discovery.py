@@ -58,7 +58,7 @@ def write_package_modules(folder: Path, *, package: str, distribution: str, vers
     """``__init__.py`` and ``__main__.py`` of the library package in the staged ``folder``."""
     values = {"package": package, "distribution": distribution, "distribution_repr": repr(distribution),
               "version": version, "version_repr": repr(version), "folders_repr": repr(folders.as_dict())}
-    for module, template in zip(PACKAGE_MODULES, ("library_package.py.in", "library_main.py.in")):
+    for module, template in zip(PACKAGE_MODULES, ("library_package.py.in", "library_main.py.in"), strict=True):
         text = Template((templates_dir() / template).read_text(encoding="utf-8")).substitute(values)
         (Path(folder) / module).write_text(text, encoding="utf-8")
 

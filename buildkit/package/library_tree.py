@@ -127,13 +127,12 @@ def relocate_pkg_config(text: str, up_to_package: str, install_prefixes: Sequenc
     prefix_pattern = re.compile("(" + "|".join(re.escape(s) for s in spellings) + r")(?=[/\s\"']|$)") if spellings \
         else None
     lines, has_prefix = [], False
-    for line in text.splitlines(keepends=True):
-        if _PREFIX_LINE.match(line) and not has_prefix:
+    for original in text.splitlines(keepends=True):
+        if _PREFIX_LINE.match(original) and not has_prefix:
             lines.append(f"prefix={relocated}\n")
             has_prefix = True
             continue
-        if prefix_pattern is not None:
-            line = prefix_pattern.sub("${prefix}", line)
+        line = original if prefix_pattern is None else prefix_pattern.sub("${prefix}", original)
         if (libs := _LIBS_LINE.match(line)) and names:
             line = libs.group(1) + re.sub(r"(?<!\S)-l(\S+)", lambda m: _link_flag(m.group(1), names),
                                           libs.group(2)) + ("\n" if line.endswith("\n") else "")

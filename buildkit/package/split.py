@@ -43,7 +43,8 @@ def python_only_dependency(library_distribution: str) -> LibraryDependency:
 
 def python_only_hint(library_distribution: str, version: str, *, mode_variable: str) -> str:
     return (f"Build and install it first (`{mode_variable}=1 python -m build --wheel` "
-            f"then `pip install dist/{library_distribution}-*.whl`), or `pip install '{library_distribution}=={version}'`.")
+            f"then `pip install dist/{library_distribution}-*.whl`), "
+            f"or `pip install '{library_distribution}=={version}'`.")
 
 
 def mode_defines(mode: WheelMode, library_prefix: Path | None) -> dict[str, str]:

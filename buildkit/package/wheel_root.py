@@ -55,8 +55,8 @@ def installed_extension_modules(installed: Iterable[Path], package_root: Path) -
     package_root = package_root.resolve()
     suffixes = module_suffixes()
     names = []
-    for path in installed:
-        path = Path(path)
+    for entry in installed:
+        path = Path(entry)
         if not path.is_relative_to(package_root):
             continue
         relative = path.relative_to(package_root)

@@ -132,7 +132,7 @@ def wheel_members(root: Path, dist_info: str, by_reference: Sequence[Member] = (
 
 def _wheel_order(name: str, dist_info: str) -> tuple:
     *folders, file = name.split("/")
-    walk = tuple((1, folder) for folder in folders) + ((0, file),)  # a folder's files before its subfolders
+    walk = (*((1, folder) for folder in folders), (0, file))  # a folder's files before its subfolders
     return name.startswith(f"{dist_info}/"), walk
 
 
@@ -256,7 +256,7 @@ class _Writer:
 
     def _take(self, task: tuple, result) -> None:
         if task[0] is _pack_whole:
-            for entry, packed in zip(task[1], result):
+            for entry, packed in zip(task[1], result, strict=True):
                 self.add_whole(entry, *packed)
             return
         entry, start = task[1], task[2]
@@ -306,11 +306,11 @@ class _Writer:
         entry = done.entry
         values = [entry.size, done.compressed, done.offset]
         wide = [self.force_zip64 or value > ZIP64_LIMIT for value in values]
-        extra_values = [value for value, big in zip(values, wide) if big]
+        extra_values = [value for value, big in zip(values, wide, strict=True) if big]
         extra = b""
         if extra_values:  # the ZIP64 field: the values too large for their own fields, in this order
             extra = struct.pack(f"<HH{len(extra_values)}Q", 1, 8 * len(extra_values), *extra_values)
-        usize, csize, offset = (0xFFFFFFFF if big else value for value, big in zip(values, wide))
+        usize, csize, offset = (0xFFFFFFFF if big else value for value, big in zip(values, wide, strict=True))
         version = 45 if extra or entry.zip64 else 20
         return _CENTRAL.pack(0x02014B50, UNIX << 8 | version, version, entry.flags, self.method, *entry.dos,
                              done.crc, csize, usize, len(entry.name), len(extra), 0, 0, 0, entry.mode << 16,

@@ -128,7 +128,8 @@ def find_wheel_tool(name: str) -> WheelTool:
 def _tool(module: str, *args: str) -> subprocess.CompletedProcess:
     if find_wheel_tool(module).path is None:
         raise BuildkitError(f"`{module}` is not installed for {sys.executable}.", WHEEL_TOOLS_FIX)
-    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=_tool_env())
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=_tool_env(),
+                          check=False)
 
 
 # ------------------------------------------------------------------ auditwheel

@@ -207,7 +207,8 @@ def _check_architectures(options: BuildOptions, nvcc: Tool | None, gpu_present: 
 def _nvcc_architectures(nvcc: Tool) -> set[str]:
     """The compute_XX numbers ``nvcc --list-gpu-arch`` prints; empty when it can't tell."""
     try:
-        proc = subprocess.run([str(nvcc.path), "--list-gpu-arch"], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([str(nvcc.path), "--list-gpu-arch"], capture_output=True, text=True, timeout=60,
+                              check=False)
     except (OSError, subprocess.SubprocessError):
         return set()
     words = proc.stdout.split() if proc.returncode == 0 else []

@@ -25,10 +25,14 @@ from buildkit.project import Project
 DELEGATED: dict[str, tuple[str, str]] = {
     "doctor": ("buildkit.frontends.cli.doctor", "check the toolchain and print one table of findings and fixes"),
     "report": ("buildkit.frontends.cli.report", "slowest translation units and a Chrome trace of the last build"),
-    "linker-script": ("buildkit.frontends.cli.linker_script", "write a linker script that puts listed functions first in .text"),
-    "clean": ("buildkit.frontends.cli.clean", "remove build outputs (never tracked files or anything outside the project)"),
-    "wheels": ("buildkit.frontends.cli.wheels", "build, repair (auditwheel), audit and smoke-test the wheels CI publishes"),
-    "init": ("buildkit.frontends.cli.init", "scaffold a new project: C++ library, Python package, tests, CI (--cuda, --split)"),
+    "linker-script": ("buildkit.frontends.cli.linker_script",
+                      "write a linker script that puts listed functions first in .text"),
+    "clean": ("buildkit.frontends.cli.clean",
+              "remove build outputs (never tracked files or anything outside the project)"),
+    "wheels": ("buildkit.frontends.cli.wheels",
+               "build, repair (auditwheel), audit and smoke-test the wheels CI publishes"),
+    "init": ("buildkit.frontends.cli.init",
+             "scaffold a new project: C++ library, Python package, tests, CI (--cuda, --split)"),
 }
 
 

@@ -126,7 +126,8 @@ def default_build_dir() -> Path:
 def report(build_dir: Path, output: Path | None = None, top: int = 20) -> Path:
     entries = read_ninja_log(build_dir / NINJA_LOG)
     if not entries:
-        raise BuildkitError(f"{build_dir / '.ninja_log'} has no finished jobs.", "Build the project, then run this again.")
+        raise BuildkitError(f"{build_dir / '.ninja_log'} has no finished jobs.",
+                            "Build the project, then run this again.")
     all_jobs = jobs(entries)
     wall = (max(e.end_ms for e in all_jobs) - min(e.start_ms for e in all_jobs)) / 1000
     busy = sum(e.seconds for e in all_jobs)

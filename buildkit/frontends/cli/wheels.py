@@ -249,7 +249,7 @@ class Run:
                        "--no-build-isolation", "--no-index", "-w", str(dest), str(root)]
         console.info(f"building {'the ' + mode_variable + '=1' if mode_variable else 'the full'} wheel with "
                      f"{python.parent.parent.name}: {' '.join(command[1:])}")
-        result = subprocess.run(command, cwd=root, env=env)
+        result = subprocess.run(command, cwd=root, env=env, check=False)
         if result.returncode != 0 or not list(dest.glob("*.whl")):
             raise BuildkitError(f"building the wheel failed (exit {result.returncode}): {' '.join(command)}")
 
@@ -319,7 +319,7 @@ def dropped_files_problem(build_dir: Path) -> list[str]:
 
 def _version(python: str) -> str:
     out = subprocess.run([python, "-c", "import sys; print('cp%d%d' % sys.version_info[:2])"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, check=False)
     return out.stdout.strip() or os.path.basename(python)
 
 
@@ -332,7 +332,7 @@ def _venv_env(python: Path) -> dict[str, str]:
 
 
 def _check(command, what: str, **kwargs) -> None:
-    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    result = subprocess.run(command, capture_output=True, text=True, check=False, **kwargs)
     if result.returncode != 0:
         tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
         raise BuildkitError(f"{what} failed (exit {result.returncode}):\n{tail}")

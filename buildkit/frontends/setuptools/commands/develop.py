@@ -8,6 +8,7 @@ and breaks the next run.  This command never leaves the current interpreter.
 from __future__ import annotations
 
 from importlib import metadata
+from typing import ClassVar
 
 from packaging.requirements import Requirement
 from setuptools import Command
@@ -19,11 +20,11 @@ from buildkit.frontends.setuptools.distribution import project_of
 
 class Develop(Command):
     description = "build in place and register an editable install (no pip, no build isolation)"
-    user_options = [
+    user_options: ClassVar[list[tuple[str, str | None, str]]] = [
         ("uninstall", "u", "remove the editable install"),
         ("no-deps", "N", "accepted for compatibility: dependencies are never installed by develop"),
     ]
-    boolean_options = ["uninstall", "no-deps"]
+    boolean_options: ClassVar[list[str]] = ["uninstall", "no-deps"]
 
     def initialize_options(self) -> None:
         self.uninstall = False

@@ -35,5 +35,5 @@ class Install(_install):
             command = [sys.executable, "-m", "pip", "install", "--no-deps", "--force-reinstall", str(wheels[0])]
             if self.user:
                 command.append("--user")
-            if subprocess.run(command).returncode != 0:
+            if subprocess.run(command, check=False).returncode != 0:
                 raise BuildkitError(f"pip could not install {wheels[0].name}.", "Read pip's message above.")

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import os
 
-# Python ignores SIGPIPE for itself; a child gets the default back, as subprocess.Popen's
-# restore_signals does.  `_signal` is what the signal module wraps (loaded at start-up).
-from _signal import SIGPIPE, SIGTERM
-
 TYPE_CHECKING = False  # typing's own import costs ~8 ms (measured): not at run time
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
+    from signal import SIGPIPE, SIGTERM  # the same numbers, as typeshed knows them (it has no _signal)
+    from typing import IO
+else:
+    # Python ignores SIGPIPE for itself; a child gets the default back, as subprocess.Popen's
+    # restore_signals does.  `_signal` is what the signal module wraps (loaded at start-up).
+    from _signal import SIGPIPE, SIGTERM
 
 
 class SpawnedProcess:
@@ -66,10 +68,10 @@ class SpawnedProcess:
 class _Replayed:
     """Output lines already read, then the rest of the stream."""
 
-    def __init__(self, lines: list[bytes], stream):
+    def __init__(self, lines: list[bytes], stream: IO[bytes]):
         self.lines, self.stream = lines, stream
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes]:
         yield from self.lines
         yield from self.stream
 
@@ -77,12 +79,12 @@ class _Replayed:
         self.stream.close()
 
 
-def unread(process: SpawnedProcess | subprocess.Popen, lines: list[bytes]) -> None:
+def unread(process: SpawnedProcess | subprocess.Popen[bytes], lines: list[bytes]) -> None:
     """Give ``lines``, read from ``process.stdout`` already, back to whoever reads it next."""
     process.stdout = _Replayed(lines, process.stdout)
 
 
-def start(command: Sequence[str], env: Mapping[str, str] | None = None) -> SpawnedProcess | subprocess.Popen:
+def start(command: Sequence[str], env: Mapping[str, str] | None = None) -> SpawnedProcess | subprocess.Popen[bytes]:
     """``command`` running, its output (stderr joined to stdout) readable from ``.stdout``."""
     if hasattr(os, "posix_spawnp"):
         return SpawnedProcess(command, env)

@@ -28,17 +28,17 @@ _held: set[str] = set()  # lock files this process holds
 DEFAULT_TIMEOUT_S = 1800.0
 
 
-def _lock_file(build_dir: str | os.PathLike) -> str:
+def _lock_file(build_dir: str | os.PathLike[str]) -> str:
     return state_path(os.path.abspath(build_dir), LOCK)
 
 
-def held_here(build_dir: str | os.PathLike) -> bool:
+def held_here(build_dir: str | os.PathLike[str]) -> bool:
     """Whether this process holds the build folder's lock (a command in progress builds it)."""
     lock_file = _lock_file(build_dir)
     return os.path.exists(lock_file) and os.path.realpath(lock_file) in _held
 
 
-def lock_build_folder(build_dir: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT_S) -> BuildFolderLock:
+def lock_build_folder(build_dir: str | os.PathLike[str], timeout: float = DEFAULT_TIMEOUT_S) -> BuildFolderLock:
     """The lock of one build folder (``<build>/.buildkit/lock``), as a context manager."""
     return BuildFolderLock(os.path.abspath(build_dir), _lock_file(build_dir), timeout)
 

@@ -29,7 +29,7 @@ from buildkit.errors import BuildFailedError
 if TYPE_CHECKING:
     from buildkit._util.spawn import SpawnedProcess
 
-    Process = subprocess.Popen | SpawnedProcess
+    Process = subprocess.Popen[bytes] | SpawnedProcess
 
 
 @dataclass
@@ -173,7 +173,7 @@ def run_step(phase: str, command: Sequence[str], *, build_dir: Path, verbose: bo
     return result
 
 
-def _start(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None) -> subprocess.Popen:
+def _start(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None) -> subprocess.Popen[bytes]:
     try:
         return subprocess.Popen(list(command), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)

@@ -69,7 +69,7 @@ _GENERATED_HEADERS = {INSTALL_SCRIPT: b"# Install script for directory: ",
                       "rules.ninja": b"# CMAKE generated file: DO NOT EDIT!"}
 
 
-def starts_as_generated(path: str | os.PathLike) -> bool:
+def starts_as_generated(path: str | os.PathLike[str]) -> bool:
     """Whether one of CMake's generated files (by its name) starts as CMake writes it."""
     header = _GENERATED_HEADERS[os.path.basename(path)]
     try:
@@ -88,7 +88,7 @@ LINKER_SCRIPT = "linker_script.ld"  # project: the prioritized-text linker scrip
 BUILDKIT_ENTRIES = frozenset({STATE_FOLDER, EGG_INFO, BUILD_ENV_MIRROR, WHEEL_DIRS, WHEEL_STAGING, LINKER_SCRIPT})
 
 
-def state_path(build_dir: str | os.PathLike, name: str) -> str:
+def state_path(build_dir: str | os.PathLike[str], name: str) -> str:
     """``<build>/.buildkit/<name>``."""
     return os.path.join(os.fspath(build_dir), STATE_FOLDER, name)
 
@@ -113,7 +113,7 @@ def _expected_files(build_dir: str) -> list[str]:
     return paths
 
 
-def clear_obstacles(build_dir: str | os.PathLike) -> list[tuple[str, str]]:
+def clear_obstacles(build_dir: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """Remove whatever stands where one of the build folder's files belongs but is no
     regular file; (path, what it was) for each, for the caller to name.  A removed CMake
     file makes the next configure decision configure again (its file is missing)."""

@@ -32,13 +32,13 @@ def request_codemodel(build_dir: Path) -> None:
     write_text_if_changed(Path(build_dir) / FILE_API_QUERY, json.dumps(QUERY))
 
 
-def _table(value: Any, key: str) -> dict:
+def _table(value: Any, key: str) -> dict[str, Any]:
     """``value[key]`` when both are JSON objects; else an empty one (a damaged reply)."""
     found = value.get(key) if isinstance(value, dict) else None
     return found if isinstance(found, dict) else {}
 
 
-def _reply(build_dir: Path, kind: str) -> tuple[dict, Path] | None:
+def _reply(build_dir: Path, kind: str) -> tuple[dict[str, Any], Path] | None:
     """The newest reply of ``kind`` to our query, and the reply folder; None without one,
     or when the reply is unreadable (the next configure writes it anew)."""
     reply = api_dir(build_dir) / "reply"
@@ -54,7 +54,7 @@ def _reply(build_dir: Path, kind: str) -> tuple[dict, Path] | None:
     return None
 
 
-def codemodel(build_dir: Path) -> tuple[dict, Path] | None:
+def codemodel(build_dir: Path) -> tuple[dict[str, Any], Path] | None:
     """The newest codemodel reply for our query, and the reply folder; None without one."""
     return _reply(build_dir, "codemodel")
 

@@ -15,6 +15,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from buildkit._util import marshal_file
 from buildkit.builder import install_summary
@@ -24,7 +25,7 @@ from buildkit.builder.install_summary import scan_files
 # install (10 ms and 15 ms as JSON, 2-3 ms each as marshal, measured).
 HEADER = marshal_file.header("install record 4")
 
-Fingerprint = list  # [size, mtime_ns, ctime_ns, kind], or for a folder [files, newest mtime, newest ctime, "tree"]
+Fingerprint = list[Any]  # [size, mtime_ns, ctime_ns, kind], or for a folder [files, newest mtime, newest ctime, "tree"]
 
 
 def fingerprint(path: str | Path) -> Fingerprint | None:
@@ -68,8 +69,8 @@ class UnitRecord:
     needs it whole: a no-op compares it as stored (:meth:`unchanged`)."""
 
     def __init__(self, outputs: list[str] | None = None, inputs: dict[str, Fingerprint | None] | None = None,
-                 members: dict[str, list] | None = None, listing: list[str] | None = None,
-                 roots: list[list[str]] | None = None, *, stored: dict | None = None, prefix: str = ""):
+                 members: dict[str, list[Any]] | None = None, listing: list[str] | None = None,
+                 roots: list[list[str]] | None = None, *, stored: dict[str, Any] | None = None, prefix: str = ""):
         self._outputs = outputs if outputs is not None else []
         self.inputs = inputs if inputs is not None else {}
         self._members, self._listing, self.roots = members, listing, roots
@@ -83,7 +84,7 @@ class UnitRecord:
         stored, self._stored = self._stored, None
         if stored is None:
             return
-        members: dict[str, list] = {}
+        members: dict[str, list[Any]] = {}
         for relative, (size, mtime, ctime) in stored["members"].items():
             members[f"{self._prefix}/{relative}"] = [source_of(relative, self.roots or []),
                                                      [size, mtime, mtime + ctime, "file"]]
@@ -91,12 +92,12 @@ class UnitRecord:
         self._listing = sorted({source for source, _ in members.values()} | set(stored.get("others", ())))
 
     @property
-    def members(self) -> dict[str, list] | None:
+    def members(self) -> dict[str, list[Any]] | None:
         self._expand()
         return self._members
 
     @members.setter
-    def members(self, value: dict[str, list] | None) -> None:
+    def members(self, value: dict[str, list[Any]] | None) -> None:
         self._expand()
         self._members = value
 
@@ -121,7 +122,7 @@ class UnitRecord:
         return self.edits(scan, racy_from_ns) == ([], [])
 
     def edits(self, scan: dict[str, Fingerprint], racy_from_ns: int,
-              look_in: Iterable[str] = ()) -> tuple[list, list] | None:
+              look_in: Iterable[str] = ()) -> tuple[list[tuple[str, str]], list[tuple[str, str]]] | None:
         """For a tree rule still as read from disk, whose files are the same ones as ``scan``'s
         (none added, removed or turned into a link): its members whose source's fingerprint
         changed or whose installed copy in one of the folders ``look_in`` is gone, and those
@@ -169,8 +170,8 @@ class UnitRecord:
         if self._members is not None:
             self._members[installed] = [source, fingerprint]
 
-    def to_data(self, prefix: str) -> dict:
-        data: dict = {"inputs": self.inputs}
+    def to_data(self, prefix: str) -> dict[str, Any]:
+        data: dict[str, Any] = {"inputs": self.inputs}
         if self._stored is not None:
             return {**data, **self._stored, "roots": self.roots}
         if self.members is None or self.roots is None:
@@ -184,7 +185,7 @@ class UnitRecord:
                 "others": [path for path in self.listing or () if path not in sources]}
 
     @classmethod
-    def from_data(cls, data: dict, prefix: str) -> UnitRecord:
+    def from_data(cls, data: dict[str, Any], prefix: str) -> UnitRecord:
         inputs = dict(data.get("inputs", {}))
         if "members" not in data:
             return cls(list(data.get("outputs", [])), inputs)

@@ -196,7 +196,7 @@ def _read_script(script: Path, units: list[InstallUnit], seen: dict[str, int], s
     return "\n".join(preamble)
 
 
-def _unit(script: Path, block: list[Command], component: re.Match, seen: dict[str, int]) -> InstallUnit:
+def _unit(script: Path, block: list[Command], component: re.Match[str], seen: dict[str, int]) -> InstallUnit:
     text = "\n".join(command.text for command in block)
     digest = hashlib.sha256(f"{script}\n{text}".encode()).hexdigest()[:16]
     seen[digest] = seen.get(digest, 0) + 1

@@ -55,6 +55,10 @@ from buildkit.builder.install_script import (
     read_units,
 )
 
+TYPE_CHECKING = False  # typing costs ~8 ms to import (measured)
+if TYPE_CHECKING:
+    from buildkit.builder.install_summary import ScanKey
+
 
 @dataclass
 class Plan:
@@ -62,7 +66,8 @@ class Plan:
 
     runs: dict[str, bool] = field(default_factory=dict)  # unit key -> through CMake, forced
     copies: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # unit key -> (source, installed)
-    inputs: dict[str, dict] = field(default_factory=dict)  # unit key -> its inputs' fingerprints now
+    # unit key -> its inputs' fingerprints now
+    inputs: dict[str, dict[str, Fingerprint | None]] = field(default_factory=dict)
     scans: dict[str, dict[str, Fingerprint]] = field(default_factory=dict)  # tree unit key -> files below its sources
     reasons: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)  # installed files another install wrote over since
@@ -86,7 +91,8 @@ class Plan:
         self.reasons += part.reasons
         self.racy_ns = max(self.racy_ns, part.racy_ns)
 
-    def tree_still_planned(self, key: str, scan: dict, folder_times: dict[str, list[int]]) -> Plan | None:
+    def tree_still_planned(self, key: str, scan: dict[str, Fingerprint],
+                           folder_times: dict[str, list[int]]) -> Plan | None:
         """This (earlier) plan's part for the tree unit ``key``, when it was planned from the
         very same ``scan`` and the installed folders have not changed since; else None."""
         part = self.trees.get(key)
@@ -105,7 +111,7 @@ class InstallCheck:
     current: bool = False  # nothing to install or remove
     unreadable: str | None = None  # why the script was not read rule by rule
 
-    def tree_scans(self) -> dict[tuple, dict[str, Fingerprint]]:
+    def tree_scans(self) -> dict[ScanKey, dict[str, Fingerprint]]:
         """The scans this check planned the tree rules from, named as :meth:`PackageTreeInstall.check` takes them."""
         return {install_tree.scan_key(unit): self.plan.scans[unit.key] for unit in self.active
                 if unit.is_tree and unit.key in self.plan.scans}
@@ -133,7 +139,7 @@ class PackageTreeInstall:
         self._resolved_build_dir = str(self.build_dir.resolve())  # CMake's install script names it so
 
     # ------------------------------------------------------------------ entry
-    def check(self, scans: dict[tuple, dict[str, Fingerprint]] | None = None,
+    def check(self, scans: dict[ScanKey, dict[str, Fingerprint]] | None = None,
               early: InstallCheck | None = None) -> InstallCheck:
         """What an install would do now; reads only.  ``scans``: tree rules' sources scanned
         since the build's last change (by :func:`install_summary.scan_key`), not scanned again.
@@ -158,7 +164,7 @@ class PackageTreeInstall:
         return InstallCheck(scripts, active, record, plan, unfinished=unfinished,
                             current=plan.is_empty() and not gone and record is not None)
 
-    def install(self, build: StepResult | None = None, scans: dict[tuple, dict[str, Fingerprint]] | None = None,
+    def install(self, build: StepResult | None = None, scans: dict[ScanKey, dict[str, Fingerprint]] | None = None,
                 early: InstallCheck | None = None) -> StepResult | None:
         """Install what changed; None when nothing had to be installed or removed.  ``scans``
         and ``early``: as for :meth:`check`."""
@@ -217,8 +223,8 @@ class PackageTreeInstall:
         return not unit.is_tree or any(source == build or source.startswith(build + os.sep) for source in unit.sources)
 
     # ------------------------------------------------------------------ plan
-    def _plan(self, units: list[InstallUnit], record: InstallRecord | None, scans: dict[tuple, dict],
-              early: Plan | None = None) -> Plan:
+    def _plan(self, units: list[InstallUnit], record: InstallRecord | None,
+              scans: dict[ScanKey, dict[str, Fingerprint]], early: Plan | None = None) -> Plan:
         plan = Plan()
         followers = []
         plan.folder_times = folder_times(record.folders) if record else {}

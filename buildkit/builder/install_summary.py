@@ -19,21 +19,28 @@ import stat
 
 from buildkit._util import marshal_file
 
+TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op develop goes without
+if TYPE_CHECKING:
+    from typing import Any
+
+    Stamp = list[Any]  # [size, mtime_ns, ctime_ns, kind], a list as marshal stores it
+    ScanKey = tuple[str | bool, ...]  # a tree rule's sources, then whether they are a folder
+
 # Kernel file times come from a coarse clock (up to 10 ms per tick at HZ=100): an input
 # read within a tick of the record being written is compared by content.
 RACY_SLACK_NS = 20_000_000
 HEADER = marshal_file.header("install summary 1")
 
 
-def fingerprint_of(info: os.stat_result) -> list:
+def fingerprint_of(info: os.stat_result) -> Stamp:
     """[size, mtime_ns, ctime_ns, kind] of a file or link, as compared between installs."""
     return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, "link" if stat.S_ISLNK(info.st_mode) else "file"]
 
 
-def scan_files(folder: str | os.PathLike) -> dict[str, list]:
+def scan_files(folder: str | os.PathLike[str]) -> dict[str, Stamp]:
     """Every file and link below ``folder`` (links not followed) with its fingerprint: one
     ``lstat`` per file, the least a check of thousands of installed headers can cost."""
-    found: dict[str, list] = {}
+    found: dict[str, Stamp] = {}
     pending = [os.fspath(folder)]
     while pending:
         with os.scandir(pending.pop()) as entries:
@@ -45,7 +52,7 @@ def scan_files(folder: str | os.PathLike) -> dict[str, list]:
     return found
 
 
-def _lstat_fingerprint(path: str) -> list | None:
+def _lstat_fingerprint(path: str) -> Stamp | None:
     try:
         info = os.lstat(path)
     except OSError:
@@ -53,7 +60,7 @@ def _lstat_fingerprint(path: str) -> list | None:
     return None if stat.S_ISDIR(info.st_mode) else fingerprint_of(info)
 
 
-def _record_stamp(path: str) -> list | None:
+def _record_stamp(path: str) -> Stamp | None:
     try:
         info = os.stat(path)
     except OSError:
@@ -69,7 +76,7 @@ def _mtime(path: str) -> int:
 
 
 def save(path: str, *, record_path: str, verified_path: str, pending_path: str, scripts: list[str],
-         inputs: dict[str, list | None], trees: list[tuple[list[str], bool, dict[str, list]]],
+         inputs: dict[str, Stamp | None], trees: list[tuple[list[str], bool, dict[str, Stamp]]],
          folders: dict[str, list[int]]) -> bool:
     """Write the summary of a current tree.  ``trees``: each tree rule's source paths, whether
     they are folders to scan (``install(DIRECTORY)``), and what a scan of them finds now.
@@ -101,8 +108,8 @@ def forget(path: str) -> None:
         pass
 
 
-def _scan_tree(sources: list[str], is_folder: bool) -> dict[str, list] | None:
-    found: dict[str, list] = {}
+def _scan_tree(sources: list[str], is_folder: bool) -> dict[str, Stamp] | None:
+    found: dict[str, Stamp] = {}
     for source in sources:
         if is_folder and os.path.isdir(source):
             found.update(scan_files(source))
@@ -117,18 +124,18 @@ def _scan_tree(sources: list[str], is_folder: bool) -> dict[str, list] | None:
     return found
 
 
-def scan_key(sources: list[str], is_folder: bool) -> tuple:
+def scan_key(sources: list[str], is_folder: bool) -> ScanKey:
     """How a tree rule's scan is named between the no-op's two stages."""
     return (*sources, is_folder)
 
 
-def check(path: str) -> tuple[bool, dict[tuple, dict[str, list]]]:
+def check(path: str) -> tuple[bool, dict[ScanKey, dict[str, Stamp]]]:
     """Whether the summary at ``path`` still describes the sources, the installed folders
     and the record (False when anything differs or is unsure: the full check then runs),
     and what the scan of each tree rule's sources found (by :func:`scan_key`), which the
     full check may take instead of scanning again."""
     summary = marshal_file.read(path, HEADER)
-    scans: dict[tuple, dict[str, list]] = {}
+    scans: dict[ScanKey, dict[str, Stamp]] = {}
     if summary is None:
         return False, scans
     try:
@@ -143,7 +150,7 @@ def check(path: str) -> tuple[bool, dict[tuple, dict[str, list]]]:
         return False, {}  # not a summary this version wrote
 
 
-def _unchanged_besides_trees(summary: dict) -> bool:
+def _unchanged_besides_trees(summary: dict[str, Any]) -> bool:
     if os.path.exists(summary["pending"]) or _record_stamp(summary["record_path"]) != summary["record"]:
         return False
     written = max(summary["record"][1], _mtime(summary["verified"]))

@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from buildkit.builder import install_summary
 from buildkit.builder.install_record import Fingerprint, InstallRecord, fingerprint, source_of
@@ -35,7 +36,7 @@ def differs(source: str, installed: str) -> bool:
         return True
 
 
-def maybe_changed(previous: list | None, now: list, record: InstallRecord) -> bool:
+def maybe_changed(previous: Fingerprint | None, now: Fingerprint, record: InstallRecord) -> bool:
     return previous is None or previous[1] != now or record.is_racy(now)
 
 
@@ -44,7 +45,7 @@ def scan_spec(unit: InstallUnit) -> tuple[list[str], bool]:
     return [os.path.normpath(source) for source in unit.sources], unit.tree_type == "DIRECTORY"
 
 
-def scan_key(unit: InstallUnit) -> tuple:
+def scan_key(unit: InstallUnit) -> tuple[str | bool, ...]:
     return install_summary.scan_key(*scan_spec(unit))
 
 
@@ -84,12 +85,12 @@ def missing_outputs(outputs: list[str], record: InstallRecord, touched: set[str]
 
 
 def members_of(unit: InstallUnit, installed: list[str], prefix: Path,
-             scan: dict[str, Fingerprint]) -> tuple[dict[str, list] | None, list[list[str]] | None]:
+             scan: dict[str, Fingerprint]) -> tuple[dict[str, list[Any]] | None, list[list[str]] | None]:
     """Installed file -> [its source, the source's fingerprint], and the rule's roots; None
     when an installed file maps to no plain source file (then the rule is compared as a
     whole, like any other)."""
     destination = unit.destination
-    members: dict[str, list] = {}
+    members: dict[str, list[Any]] = {}
     roots: list[list[str]] = []
     for source in unit.sources:
         if unit.tree_type == "FILE":
@@ -113,7 +114,7 @@ def members_of(unit: InstallUnit, installed: list[str], prefix: Path,
     return members, roots
 
 
-def copy_file(source: str, installed: str) -> list:
+def copy_file(source: str, installed: str) -> Fingerprint:
     """Copy ``source`` over ``installed`` through a temp file renamed into place, keeping the
     installed copy's mode and dating it like its source (as CMake does); the source's
     fingerprint read before the copy, so an edit during it shows next time."""

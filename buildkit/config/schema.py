@@ -73,12 +73,12 @@ class KeyDoc:
     table: type | None  # the sub-table's dataclass, for a table or a list of tables
 
 
-def is_declared(field: dataclasses.Field) -> bool:
+def is_declared(field: dataclasses.Field[Any]) -> bool:
     return _METADATA_KEY in field.metadata
 
 
 @cache
-def declared_keys(cls: type) -> dict[str, tuple[dataclasses.Field, Any]]:
+def declared_keys(cls: type) -> dict[str, tuple[dataclasses.Field[Any], Any]]:
     """TOML key -> (field, resolved annotation), in declaration order."""
     hints = typing.get_type_hints(cls)
     return {f.name.replace("_", "-"): (f, hints[f.name]) for f in dataclasses.fields(cls) if is_declared(f)}
@@ -156,7 +156,7 @@ class _Mismatch(Exception):
     """The value is not of the declared type; reported by the key that holds it."""
 
 
-def _read_key(field: dataclasses.Field, hint: Any, value: Any, location: Location) -> Any:
+def _read_key(field: dataclasses.Field[Any], hint: Any, value: Any, location: Location) -> Any:
     declaration: Declaration = field.metadata[_METADATA_KEY]
     mismatch = ConfigError(f"{show(location)} must be {with_article(declaration.kind or kind_of(hint))}, "
                            f"not {value!r}.", declaration.doc)
@@ -265,11 +265,11 @@ def _without_none(hint: Any) -> Any:
     return hint
 
 
-def _required(field: dataclasses.Field) -> bool:
+def _required(field: dataclasses.Field[Any]) -> bool:
     return field.default is MISSING and field.default_factory is MISSING
 
 
-def _default(field: dataclasses.Field) -> Any:
+def _default(field: dataclasses.Field[Any]) -> Any:
     if field.default_factory is not MISSING:
         return field.default_factory()
     return None if field.default is MISSING else field.default

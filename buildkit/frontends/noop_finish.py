@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from buildkit._util.interpreter import default_build_dir
 from buildkit.builder.build_output import StepResult, print_summary, run_step
@@ -22,10 +22,11 @@ from buildkit.frontends import noop_record
 
 if TYPE_CHECKING:
     from buildkit._util.spawn import SpawnedProcess
+    from buildkit.builder.install_summary import ScanKey, Stamp
     from buildkit.project import Project
 
 
-def finish(record: dict, build: SpawnedProcess, started: float, scans: dict[tuple, dict],
+def finish(record: dict[str, Any], build: SpawnedProcess, started: float, scans: dict[ScanKey, dict[str, Stamp]],
            log_before: tuple[int, int] | None) -> bool:
     """Read ninja's output and install what changed; True when that was the whole command.
     ``started``: when the first stage started ninja.
@@ -56,8 +57,8 @@ def finish(record: dict, build: SpawnedProcess, started: float, scans: dict[tupl
     return True
 
 
-def _still_valid(scans: dict[tuple, dict], result: StepResult, build_dir: str,
-                 log_before: tuple[int, int] | None) -> dict[tuple, dict]:
+def _still_valid(scans: dict[ScanKey, dict[str, Stamp]], result: StepResult, build_dir: str,
+                 log_before: tuple[int, int] | None) -> dict[ScanKey, dict[str, Stamp]]:
     """The scans no edge of this build can have changed: all of them when ninja ran none;
     when it ran only compiles and links (which write nothing but their outputs), those of
     tree rules below whose sources ninja's log shows no output written; else none."""

@@ -15,6 +15,10 @@ from buildkit._util import marshal_file
 from buildkit._util.interpreter import default_build_dir
 from buildkit.builder.build_state import BUILD_NINJA, CMAKE_CACHE, NOOP_RECORD, state_path
 
+TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op develop goes without
+if TYPE_CHECKING:
+    from typing import Any
+
 try:  # built into CPython; hashlib would load OpenSSL's library for the same digest (~4 ms, measured)
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - interpreters without it
@@ -74,7 +78,7 @@ def _environment() -> str:
     return blake2b("\0".join(items).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def inputs(root: str, register: bool, files: list[str]) -> dict:
+def inputs(root: str, register: bool, files: list[str]) -> dict[str, Any]:
     """What the no-op depends on now: ``files`` are the recorded run's own (its build
     folder's records, tools, package folder, buildkit's modules)."""
     every = [*_fixed_files(root), *files]
@@ -88,7 +92,7 @@ def record_path(root: str) -> str:
     return state_path(default_build_dir(root), NOOP_RECORD)
 
 
-def read_record(root: str) -> dict | None:
+def read_record(root: str) -> dict[str, Any] | None:
     """The record of the last develop/build in ``root``; None when missing, of another
     interpreter, or not one."""
     record = marshal_file.read(record_path(root), HEADER)
@@ -97,11 +101,11 @@ def read_record(root: str) -> dict | None:
     return record
 
 
-def write_record(root: str, record: dict) -> None:
+def write_record(root: str, record: dict[str, Any]) -> None:
     marshal_file.write(record_path(root), HEADER, record)
 
 
-def regenerated(record: dict) -> bool:
+def regenerated(record: dict[str, Any]) -> bool:
     """Whether a CMake run inside ninja rewrote the build (the full command reads it again)."""
     return any(stat_of(path) != record["inputs"]["files"].get(path) for path in regenerated_files(record["build_dir"]))
 

@@ -41,7 +41,7 @@ class _Backend(_setuptools_hooks._BuildMetaBackend):
 _setuptools = _Backend()
 
 
-def _split(config_settings: Mapping[str, Any] | None) -> tuple[dict | None, dict]:
+def _split(config_settings: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     settings = dict(config_settings or {})
     ours = {k: v for k, v in settings.items() if k not in SETUPTOOLS_KEYS}
     theirs = {k: v for k, v in settings.items() if k in SETUPTOOLS_KEYS} or None

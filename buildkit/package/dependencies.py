@@ -27,6 +27,7 @@ import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from buildkit._util import console
 from buildkit._util.fileutil import read_json, write_json
@@ -201,7 +202,7 @@ def record(build_dir: Path, found: Sequence[FoundDependency], system_libraries: 
                                         "system_libraries": list(system_libraries)})
 
 
-def _read(build_dir: Path) -> dict:
+def _read(build_dir: Path) -> dict[str, Any]:
     data = read_json(record_path(build_dir))
     return data if isinstance(data, dict) else {}
 
@@ -265,7 +266,7 @@ def link_to_dependencies(wheel_root: Path, found: Sequence[FoundDependency]) -> 
     return [str(p.relative_to(wheel_root)) for p in changes]
 
 
-def loader_table(found: Sequence[FoundDependency], needed: Mapping[str, list[str]]) -> list[dict]:
+def loader_table(found: Sequence[FoundDependency], needed: Mapping[str, list[str]]) -> list[dict[str, Any]]:
     """The generated loader's view of each dependency: check the version, then import or preload.
     A CUDA build of torch is required only of binaries that link its CUDA libraries: a CPU
     extension built against it loads into a CPU torch as well."""

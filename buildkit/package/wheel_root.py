@@ -13,6 +13,7 @@ import os
 import sysconfig
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from buildkit.builder.build_state import WHEEL_DIRS
 from buildkit.package.contents import module_suffixes
@@ -69,7 +70,7 @@ def installed_extension_modules(installed: Iterable[Path], package_root: Path) -
     return sorted(set(names))
 
 
-def wheel_dirs_keywords(installed: Iterable[Path], build_dir: Path, project_root: Path) -> dict[str, list]:
+def wheel_dirs_keywords(installed: Iterable[Path], build_dir: Path, project_root: Path) -> dict[str, list[Any]]:
     """setuptools keywords that ship what CMake installed into the data, scripts and
     headers folders (the wheel's ``.data/`` folders); the null folder's files are
     dropped on purpose, as its name says.

@@ -46,7 +46,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from buildkit.errors import BuildkitError
 
@@ -68,6 +68,9 @@ _CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")
 _END = struct.Struct("<IHHHHIIH")
 _END64 = struct.Struct("<IQHHIIQQQQ")
 _LOCATOR64 = struct.Struct("<IIQI")
+
+# A worker call: the function, then its arguments (_pack_whole: a batch; _pack_piece: one piece).
+_Task = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -130,7 +133,7 @@ def wheel_members(root: Path, dist_info: str, by_reference: Sequence[Member] = (
     return [found[name] for name in sorted(found, key=lambda name: _wheel_order(name, dist_info))]
 
 
-def _wheel_order(name: str, dist_info: str) -> tuple:
+def _wheel_order(name: str, dist_info: str) -> tuple[bool, tuple[tuple[int, str], ...]]:
     *folders, file = name.split("/")
     walk = (*((1, folder) for folder in folders), (0, file))  # a folder's files before its subfolders
     return name.startswith(f"{dist_info}/"), walk
@@ -220,7 +223,7 @@ class _Writer:
         pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="wheel-zip")
         try:
             tasks = self._tasks(entries)
-            flight: deque[tuple[tuple, Future, int]] = deque()
+            flight: deque[tuple[_Task, Future[Any], int]] = deque()
             ahead = 0
             while True:
                 while (len(flight) < 3 * threads or ahead < AHEAD_BYTES) and (task := next(tasks, None)) is not None:
@@ -235,7 +238,7 @@ class _Writer:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _tasks(self, entries: Sequence[_Entry]) -> Iterator[tuple]:
+    def _tasks(self, entries: Sequence[_Entry]) -> Iterator[_Task]:
         batch: list[_Entry] = []
         batch_bytes = 0
         for entry in entries:
@@ -254,7 +257,7 @@ class _Writer:
         if batch:
             yield (_pack_whole, batch, self.method, self.level)
 
-    def _take(self, task: tuple, result) -> None:
+    def _take(self, task: _Task, result: Any) -> None:
         if task[0] is _pack_whole:
             for entry, packed in zip(task[1], result, strict=True):
                 self.add_whole(entry, *packed)
@@ -331,11 +334,12 @@ class _Writer:
 
 # ------------------------------------------------------------------ the workers
 
-def _task_bytes(task: tuple) -> int:
+def _task_bytes(task: _Task) -> int:
     """The data a task holds once done, about: what it reads (its output is no larger)."""
     if task[0] is _pack_whole:
         return sum(entry.size for entry in task[1])
-    return task[3]  # a piece: chunk_size
+    chunk_size: int = task[3]  # a piece
+    return chunk_size
 
 
 def _pack_whole(batch: Sequence[_Entry], method: int, level: int) -> list[tuple[bytes, int, bytes]]:
@@ -352,7 +356,8 @@ def _pack_bytes(data: bytes, method: int, level: int) -> tuple[bytes, int, bytes
     return packed, zlib.crc32(data), hashlib.sha256(data).digest()
 
 
-def _pack_piece(entry: _Entry, start: int, chunk_size: int, method: int, level: int) -> tuple[memoryview, bytes]:
+def _pack_piece(entry: _Entry, start: int, chunk_size: int, method: int,
+                level: int) -> tuple[memoryview, memoryview | bytes]:
     """One piece of a large member: its raw bytes (hashed in order by the writer) and its deflate stream."""
     primed = min(start, WINDOW) if method == DEFLATED else 0
     end = min(entry.size, start + chunk_size)

@@ -125,7 +125,7 @@ def find_wheel_tool(name: str) -> WheelTool:
     return WheelTool(name, path, version)
 
 
-def _tool(module: str, *args: str) -> subprocess.CompletedProcess:
+def _tool(module: str, *args: str) -> subprocess.CompletedProcess[str]:
     if find_wheel_tool(module).path is None:
         raise BuildkitError(f"`{module}` is not installed for {sys.executable}.", WHEEL_TOOLS_FIX)
     return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=_tool_env(),
@@ -174,7 +174,7 @@ def repair(wheel: Path | str, out_dir: Path | str, *, plat: str | None = None,
     return made[0], ["auditwheel", *args]
 
 
-def _tail(result: subprocess.CompletedProcess, lines: int = 12) -> str:
+def _tail(result: subprocess.CompletedProcess[str], lines: int = 12) -> str:
     text = (result.stdout + result.stderr).strip().splitlines()
     if TRACEBACK in text:  # a crash: its frames say where in auditwheel, the exception line says what
         last = len(text) - 1 - text[::-1].index(TRACEBACK)
@@ -294,7 +294,7 @@ def _check_extension(name: str, abis: set[str]) -> list[Finding]:
                     name)]
 
 
-def _scan_file(archive: zipfile.ZipFile, info: zipfile.ZipInfo, patterns: list[re.Pattern]) -> list[Finding]:
+def _scan_file(archive: zipfile.ZipFile, info: zipfile.ZipInfo, patterns: list[re.Pattern[bytes]]) -> list[Finding]:
     if not patterns or info.filename.endswith(".dist-info/RECORD"):
         return []
     keep = max(len(p.pattern) for p in patterns)

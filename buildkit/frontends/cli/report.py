@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from buildkit._util import console
 from buildkit.builder.build_state import BUILD_TRACE, NINJA_LOG, state_path
@@ -102,7 +103,7 @@ def assign_lanes(entries: Sequence[LogEntry]) -> list[tuple[LogEntry, int]]:
     return placed
 
 
-def chrome_trace(entries: Sequence[LogEntry]) -> dict:
+def chrome_trace(entries: Sequence[LogEntry]) -> dict[str, Any]:
     events = [{"name": entry.output, "cat": "build", "ph": "X", "ts": entry.start_ms * 1000,
                "dur": (entry.end_ms - entry.start_ms) * 1000, "pid": 0, "tid": lane}
               for entry, lane in assign_lanes(jobs(entries))]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from setuptools.dist import Distribution
 
@@ -21,7 +22,7 @@ class BuildkitDistribution(Distribution):
     name, so it is restored after the config files are read.
     """
 
-    def __init__(self, attrs: dict | None = None, *, project: Project | None = None):
+    def __init__(self, attrs: dict[str, Any] | None = None, *, project: Project | None = None):
         self.buildkit = project
         self._buildkit_name = (attrs or {}).get("name")
         super().__init__(attrs)
@@ -35,7 +36,7 @@ class BuildkitDistribution(Distribution):
             refuse_bad_script_names(self.entry_points)
 
 
-def refuse_bad_script_names(entry_points: dict) -> None:
+def refuse_bad_script_names(entry_points: dict[str, Any]) -> None:
     """Each console script's name becomes a file and a command: one that is not an
     entry-point name (a `/`, a space, a `;`) stops the build, named."""
     for group in ("console_scripts", "gui_scripts"):

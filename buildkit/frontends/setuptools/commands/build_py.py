@@ -129,7 +129,7 @@ def not_files(paths: list[str]) -> list[str]:
     """The paths for which ``os.path.isfile`` is false, reading each folder once instead
     of a ``stat`` per path.  A name the folder's listing lacks (another case of it on a
     case-insensitive disk) is asked with ``os.path.isfile`` itself."""
-    listings: dict[str, dict[str, os.DirEntry]] = {}
+    listings: dict[str, dict[str, os.DirEntry[str]]] = {}
     missing = []
     for path in paths:
         folder, _, name = path.rpartition(os.sep)
@@ -142,7 +142,7 @@ def not_files(paths: list[str]) -> list[str]:
     return missing
 
 
-def _listing(folder: str) -> dict[str, os.DirEntry]:
+def _listing(folder: str) -> dict[str, os.DirEntry[str]]:
     try:
         with os.scandir(folder) as entries:
             return {entry.name: entry for entry in entries}

@@ -29,7 +29,7 @@ _LAZY = {
 }
 
 
-def setup(**overrides: Any):
+def setup(**overrides: Any) -> Any:
     """Run buildkit's ten-step flow and ``setuptools.setup`` (see docs/flow.md)."""
     # Imported here, not at the top: a no-op `setup.py develop` is answered from the record of
     # the last one (buildkit.frontends.noop_develop) without reading the project, and the

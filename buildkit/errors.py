@@ -16,7 +16,7 @@ from buildkit._util import console
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op develop goes without
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import TypeVar
+    from typing import Any, TypeVar
 
     T = TypeVar("T")
 
@@ -79,6 +79,8 @@ class ReportedExit(SystemExit):
     """The exit :func:`reporting_errors` raises after printing the message: any other
     ``SystemExit`` (setuptools' own "interrupted", a script's exit) keeps its meaning."""
 
+    code: int  # always raised with an exit status
+
 
 def reporting_errors(action: Callable[[], T]) -> T:
     """Run ``action``; a BuildkitError or Ctrl-C becomes a message and ``SystemExit``."""
@@ -104,7 +106,7 @@ def exit_on_error(main: Callable[..., int]) -> Callable[..., int]:
     """Decorator for CLI entry points: :func:`reporting_errors`, with the exit code returned."""
 
     @functools.wraps(main)
-    def wrapper(*args, **kwargs) -> int:
+    def wrapper(*args: Any, **kwargs: Any) -> int:
         try:
             return reporting_errors(lambda: main(*args, **kwargs))
         except ReportedExit as stop:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from buildkit._util import console
+from buildkit._util.switches import FALSE_WORDS, TRUE_WORDS  # noqa: F401  re-exported with the parsers below
 from buildkit.config.forwarding import (
     CMAKE_ENVIRONMENT_VARIABLES,
     HANDLED_VARIABLES,
@@ -28,10 +29,8 @@ from buildkit.config.forwarding import (
     refuse_reserved_arguments,
 )
 from buildkit.config.modes import WheelMode
-from buildkit.config.parsing import (  # noqa: F401 - re-exported: the parsers belong to the options' API
+from buildkit.config.parsing import (  # noqa: F401  re-exported: the parsers belong to the options' API
     BUILD_TYPES,
-    FALSE_WORDS,
-    TRUE_WORDS,
     check_text,
     parse_args,
     parse_bool,

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from buildkit._util.interpreter import DEFAULT_BUILD_DIR, expand_build_dir
+from buildkit._util.switches import TRUE_WORDS
 from buildkit.config.build_dir import check_build_dir
 from buildkit.config.conditions import parse_condition
 from buildkit.config.globs import check_glob
 from buildkit.config.modes import CudaRuntime, InstallPrefix, VersionPolicy, WheelMode
-from buildkit.config.parsing import TRUE_WORDS
 from buildkit.config.python_layout import PythonLayout, detect_layout, inside_project
 from buildkit.config.schema import KeyDoc, describe, read_table, setting
 from buildkit.errors import ConfigError

@@ -31,7 +31,8 @@ def run_setup_command(root: Path, arguments: list[str]) -> None:
         else:
             setup()
     finally:
-        sys.argv, _ = saved_argv, os.chdir(saved_cwd)
+        os.chdir(saved_cwd)
+        sys.argv = saved_argv
 
 
 def develop(root: Path, *, register: bool = True) -> Project:

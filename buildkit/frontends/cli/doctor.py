@@ -34,7 +34,8 @@ from buildkit.builder.toolchain import (
     version_at_least,
 )
 from buildkit.builder.torch_env import InstalledTorch, installed_torch, project_uses_torch
-from buildkit.config.options import BuildOptions, load_options, option_keys, parse_bool
+from buildkit.config.options import BuildOptions, load_options, option_keys
+from buildkit.config.parsing import parse_bool
 from buildkit.config.settings import ProjectSettings, load_settings, setting_default
 from buildkit.errors import BuildkitError, ConfigError, ToolchainError, exit_on_error
 from buildkit.frontends.cli.audit import WHEEL_TOOLS_FIX, find_wheel_tool

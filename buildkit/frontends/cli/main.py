@@ -95,9 +95,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in DELEGATED:
         module = importlib.import_module(DELEGATED[argv[0]][0])
-        return module.main(argv[1:])
+        code: int = module.main(argv[1:])
+        return code
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    status: int = args.func(args)
+    return status
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ from typing import Any
 try:  # setuptools >= 70.1 ships the command; older ones leave it to the wheel package
     from setuptools.command.bdist_wheel import bdist_wheel as _bdist_wheel
 except ImportError:  # pragma: no cover - depends on the installed setuptools
-    from wheel.bdist_wheel import bdist_wheel as _bdist_wheel  # type: ignore[no-redef]
+    from wheel.bdist_wheel import bdist_wheel as _bdist_wheel  # type: ignore[no-redef,import-untyped]  # the fallback for an old setuptools; wheel has no type hints
 
 from buildkit._util import console
 from buildkit.builder.flags import wheel_platform_tag
@@ -112,7 +112,7 @@ class BdistWheel(_bdist_wheel):
         any extension module.  Saying there are some is what makes setuptools mark the wheel
         non-pure (Root-Is-Purelib: false) and install the package at the wheel's root
         (platlib) rather than under <name>.data/purelib."""
-        self.distribution.has_ext_modules = lambda: True  # type: ignore[method-assign]
+        self.distribution.has_ext_modules = lambda: True  # type: ignore[method-assign]  # setuptools asks this method; the instance's answer wins
 
     def _shipped_files(self) -> dict[str, str]:
         """Path in the wheel (or its data folder) -> file, for every file the wheel ships

@@ -13,7 +13,7 @@ import os
 
 # setuptools has no build_scripts of its own: it runs distutils', which importing
 # setuptools first provides (its vendored copy; Python 3.12 has no distutils).
-import setuptools  # noqa: F401
+import setuptools  # noqa: F401  imported for its side effect: distutils' commands
 
 # isort: split
 from distutils.command.build_scripts import build_scripts as _build_scripts

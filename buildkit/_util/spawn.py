@@ -19,7 +19,14 @@ if TYPE_CHECKING:
     import subprocess
     from collections.abc import Iterator, Mapping, Sequence
     from signal import SIGPIPE, SIGTERM  # the same numbers, as typeshed knows them (it has no _signal)
-    from typing import IO
+    from typing import Protocol
+
+    class Output(Protocol):
+        """What is read of a child's output: its lines, then ``close()``."""
+
+        def __iter__(self) -> Iterator[bytes]: ...
+
+        def close(self) -> None: ...
 else:
     # Python ignores SIGPIPE for itself; a child gets the default back, as subprocess.Popen's
     # restore_signals does.  `_signal` is what the signal module wraps (loaded at start-up).
@@ -41,7 +48,7 @@ class SpawnedProcess:
             raise
         finally:
             os.close(write_end)
-        self.stdout = os.fdopen(read_end, "rb")
+        self.stdout: Output = os.fdopen(read_end, "rb")
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
@@ -68,7 +75,7 @@ class SpawnedProcess:
 class _Replayed:
     """Output lines already read, then the rest of the stream."""
 
-    def __init__(self, lines: list[bytes], stream: IO[bytes]):
+    def __init__(self, lines: list[bytes], stream: Output):
         self.lines, self.stream = lines, stream
 
     def __iter__(self) -> Iterator[bytes]:
@@ -79,12 +86,18 @@ class _Replayed:
         self.stream.close()
 
 
-def unread(process: SpawnedProcess | subprocess.Popen[bytes], lines: list[bytes]) -> None:
+if TYPE_CHECKING:
+    Process = SpawnedProcess | subprocess.Popen[bytes]  # what start() gives
+
+
+def unread(process: Process, lines: list[bytes]) -> None:
     """Give ``lines``, read from ``process.stdout`` already, back to whoever reads it next."""
-    process.stdout = _Replayed(lines, process.stdout)
+    stream = process.stdout
+    assert stream is not None, "start() gives every child an output pipe"
+    process.stdout = _Replayed(lines, stream)
 
 
-def start(command: Sequence[str], env: Mapping[str, str] | None = None) -> SpawnedProcess | subprocess.Popen[bytes]:
+def start(command: Sequence[str], env: Mapping[str, str] | None = None) -> Process:
     """``command`` running, its output (stderr joined to stdout) readable from ``.stdout``."""
     if hasattr(os, "posix_spawnp"):
         return SpawnedProcess(command, env)

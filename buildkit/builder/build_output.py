@@ -27,9 +27,11 @@ from buildkit.builder.ninja_status import NO_WORK, command_line, is_bookkeeping,
 from buildkit.errors import BuildFailedError
 
 if TYPE_CHECKING:
-    from buildkit._util.spawn import SpawnedProcess
+    from typing import BinaryIO
 
-    Process = subprocess.Popen[bytes] | SpawnedProcess
+    from rich.progress import Progress, TaskID
+
+    from buildkit._util.spawn import Process
 
 
 @dataclass
@@ -89,8 +91,8 @@ class _Rich(_Display):
 
     def __init__(self, phase: str):
         super().__init__(phase)
-        self.progress = None
-        self.task = None
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
 
     def start(self) -> None:
         if self.phase != "build":
@@ -103,16 +105,16 @@ class _Rich(_Display):
         from buildkit.builder.build_errors import LABELS  # beside rich: the terminal's display only
 
         counted = (BarColumn(bar_width=30), MofNCompleteColumn()) if total else ()
-        self.progress = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), *counted,
-                                 TimeElapsedColumn(), TextColumn("{task.fields[last]}", markup=False),
-                                 console=console.console(), transient=True)
-        self.task = self.progress.add_task(LABELS.get(self.phase, self.phase), total=total, last="")
-        self.progress.start()
+        self.progress = progress = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), *counted,
+                                            TimeElapsedColumn(), TextColumn("{task.fields[last]}", markup=False),
+                                            console=console.console(), transient=True)
+        self.task = progress.add_task(LABELS.get(self.phase, self.phase), total=total, last="")
+        progress.start()
 
     def line(self, text: str, done: int | None, total: int | None) -> None:
         if self.progress is None and total:
             self._open(total)
-        if self.progress is None:
+        if self.progress is None or self.task is None:  # _open() sets both
             return
         if done is not None:  # "[3/40] Building CXX object path/to/file.o": show the file
             self.progress.update(self.task, completed=done, total=total, last=text.rsplit(" ", 1)[-1][-50:])
@@ -183,7 +185,7 @@ def _start(command: Sequence[str], cwd: Path | None, env: Mapping[str, str] | No
                                command=list(command)) from None
 
 
-def _pump(proc: Process, log, display: _Display, result: StepResult) -> int:
+def _pump(proc: Process, log: BinaryIO, display: _Display, result: StepResult) -> int:
     try:
         assert proc.stdout is not None
         for raw in proc.stdout:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     Stamp = list[Any]  # [size, mtime_ns, ctime_ns, kind], a list as marshal stores it
-    ScanKey = tuple[str | bool, ...]  # a tree rule's sources, then whether they are a folder
+    ScanKey = tuple[*tuple[str, ...], bool]  # a tree rule's sources, then whether they are a folder
 
 # Kernel file times come from a coarse clock (up to 10 ms per tick at HZ=100): an input
 # read within a tick of the record being written is compared by content.

@@ -13,12 +13,15 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from buildkit.builder import install_summary
 from buildkit.builder.install_record import Fingerprint, InstallRecord, fingerprint, source_of
 from buildkit.builder.install_script import InstallUnit
 from buildkit.builder.install_summary import scan_files
+
+if TYPE_CHECKING:
+    from buildkit.builder.install_summary import ScanKey
 
 
 def differs(source: str, installed: str) -> bool:
@@ -45,7 +48,7 @@ def scan_spec(unit: InstallUnit) -> tuple[list[str], bool]:
     return [os.path.normpath(source) for source in unit.sources], unit.tree_type == "DIRECTORY"
 
 
-def scan_key(unit: InstallUnit) -> tuple[str | bool, ...]:
+def scan_key(unit: InstallUnit) -> ScanKey:
     return install_summary.scan_key(*scan_spec(unit))
 
 
@@ -90,6 +93,7 @@ def members_of(unit: InstallUnit, installed: list[str], prefix: Path,
     when an installed file maps to no plain source file (then the rule is compared as a
     whole, like any other)."""
     destination = unit.destination
+    assert destination is not None, "a tree unit has a destination"
     members: dict[str, list[Any]] = {}
     roots: list[list[str]] = []
     for source in unit.sources:
@@ -119,6 +123,8 @@ def copy_file(source: str, installed: str) -> Fingerprint:
     installed copy's mode and dating it like its source (as CMake does); the source's
     fingerprint read before the copy, so an edit during it shows next time."""
     before = fingerprint(source)
+    if before is None:  # the copy below would fail the same way (a source that is gone)
+        raise FileNotFoundError(f"install source missing: {source}")
     target = Path(installed)
     mode = os.stat(installed).st_mode & 0o7777 if os.path.exists(installed) else os.stat(source).st_mode & 0o777
     target.parent.mkdir(parents=True, exist_ok=True)

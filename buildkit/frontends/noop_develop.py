@@ -37,6 +37,8 @@ TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op deve
 if TYPE_CHECKING:
     from typing import Any
 
+    from buildkit._util.spawn import Output
+
 
 def setup_py_request(argv: list[str], script: str) -> str | None:
     """The project root for ``python setup.py develop`` (nothing else); None otherwise."""
@@ -89,9 +91,11 @@ def run_if_current(root: str, register: bool) -> bool:
         try:
             # While ninja checks its own inputs on one core, this one checks the package tree's.
             current, scans = install_summary.check(record["install_summary"])
-            seen, working = _read_until_work(build.stdout)
+            output = build.stdout
+            assert output is not None, "spawn.start() gives every child an output pipe"
+            seen, working = _read_until_work(output)
             if not working and build.wait() == 0 and current and not regenerated(record):
-                build.stdout.close()
+                output.close()
                 _write_logs(record, seen)
                 console.info(f"up to date ({time.perf_counter() - started:.2f} s)")
                 return True
@@ -107,7 +111,7 @@ def run_if_current(root: str, register: bool) -> bool:
                 build.wait()
 
 
-def _read_until_work(stream) -> tuple[list[bytes], bool]:
+def _read_until_work(stream: Output) -> tuple[list[bytes], bool]:
     """ninja's output up to its first edge that is not CMake's bookkeeping, and whether
     there was one (False: the output ended first)."""
     seen = []

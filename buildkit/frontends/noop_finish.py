@@ -21,12 +21,12 @@ from buildkit.builder.ninja_status import outputs_since, writes_only_its_outputs
 from buildkit.frontends import noop_record
 
 if TYPE_CHECKING:
-    from buildkit._util.spawn import SpawnedProcess
+    from buildkit._util.spawn import Process
     from buildkit.builder.install_summary import ScanKey, Stamp
     from buildkit.project import Project
 
 
-def finish(record: dict[str, Any], build: SpawnedProcess, started: float, scans: dict[ScanKey, dict[str, Stamp]],
+def finish(record: dict[str, Any], build: Process, started: float, scans: dict[ScanKey, dict[str, Stamp]],
            log_before: tuple[int, int] | None) -> bool:
     """Read ninja's output and install what changed; True when that was the whole command.
     ``started``: when the first stage started ninja.

@@ -63,6 +63,8 @@ def compilers_from_cache(cache: CMakeCache | None) -> Compilers:
     found: dict[str, toolchain.Tool | None] = {}
     for kind, variable in CACHE_COMPILERS.items():
         path = cache.get_value(variable) if cache is not None else None
-        usable = path and os.path.isabs(path) and not is_cmake_notfound(path)
-        found[kind] = toolchain.probe_tool(kind, path) if usable else None
+        if path and os.path.isabs(path) and not is_cmake_notfound(path):
+            found[kind] = toolchain.probe_tool(kind, path)
+        else:
+            found[kind] = None
     return Compilers(**found)

@@ -73,7 +73,7 @@ def needs_fresh(label: str, cache: CMakeCache) -> bool:
         return True
     compiler = COMPILER_INPUTS.get(label)
     recorded = cache.get_value(compiler) if compiler else None
-    return bool(recorded) and not is_cmake_notfound(recorded)
+    return bool(recorded and not is_cmake_notfound(recorded))
 
 
 def _show(label: str, value: str | None) -> str:

@@ -27,6 +27,7 @@ installs into the package tree and copies ``compile_commands.json`` to the proje
 
 from __future__ import annotations
 
+import enum
 import os
 import shlex
 import shutil
@@ -35,14 +36,14 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Final
 
 from buildkit._util import console
 from buildkit._util.fileutil import read_json as _read_json
 from buildkit._util.fileutil import write_json as _write_json
 from buildkit.builder import file_api, toolchain
 from buildkit.builder.build_folder import lock_own_build_folder
-from buildkit.builder.build_lock import DEFAULT_TIMEOUT_S
+from buildkit.builder.build_lock import DEFAULT_TIMEOUT_S, BuildFolderLock
 from buildkit.builder.build_output import StepResult, copy_if_changed, print_summary, run_step
 from buildkit.builder.build_state import (
     BUILD_NINJA,
@@ -83,7 +84,14 @@ from buildkit.errors import BuildFailedError
 # FindPython (and pybind11's older FindPythonInterp/Libs) cache what they found
 # under these names; -U drops them so they are looked up again for the new Python.
 PYTHON_CACHE_PATTERNS = ("Python_*", "Python3_*", "PYTHON_*", "_Python*", "_PYTHON*")
-_UNREAD = object()
+
+
+class _Unread(enum.Enum):
+    UNREAD = 0  # CMakeCache.txt not read yet (None: read, and there is none)
+
+
+_UNREAD: Final = _Unread.UNREAD
+
 # The install RPATH of every configure unless the project sets its own: the library's own folder.
 DEFAULT_INSTALL_RPATH = {"linux": "$ORIGIN", "darwin": "@loader_path"}
 
@@ -121,7 +129,7 @@ class CMakeDriver:
         self.source_dir = settings.source_dir
         self.fingerprint_path = Path(state_path(self.build_dir, CONFIGURE_RECORD))
         self.lock_timeout = lock_timeout
-        self._cache: Any = _UNREAD
+        self._cache: CMakeCache | _Unread | None = _UNREAD
         self._toolchain: Toolchain | None = None
 
     # ------------------------------------------------------------ state
@@ -371,7 +379,7 @@ class CMakeDriver:
                                Path(state_path(self.build_dir, COMPILE_COMMANDS_STAMP)))
 
     # ---------------------------------------------------------------- lock
-    def lock(self):
+    def lock(self) -> BuildFolderLock:
         """Hold ``.buildkit/lock``: two builds in one folder would overwrite each other's files."""
         return lock_own_build_folder(self.build_dir, self.settings.root, self.settings.project_folders,
                                      self.lock_timeout)

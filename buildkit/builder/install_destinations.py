@@ -144,7 +144,9 @@ class DestinationCheck:
     # ------------------------------------------------------------ the rules
     def _install_escape(self, script: Path, arguments: str) -> Escape | None:
         """The escape of a ``file(INSTALL DESTINATION ...)`` as CMake writes it, given its arguments."""
-        destination = _unquoted(_WORDS.match(arguments, len("INSTALL DESTINATION ")).group())
+        word = _WORDS.match(arguments, len("INSTALL DESTINATION "))
+        assert word is not None, "CMake writes the destination quoted, its closing quote included"
+        destination = _unquoted(word.group())
         verdict = self._verdict(destination)
         if verdict is None:
             return None

@@ -212,7 +212,7 @@ class InstallRecord:
     written_ns: int = 0  # the record file's mtime: inputs dated at or after it are racy
     # The files the rules CMake runs installed, as they were right after: another build
     # folder installing into the same tree (another interpreter's develop) replaces them.
-    installed: dict[str, Fingerprint] = field(default_factory=dict)
+    installed: dict[str, Fingerprint | None] = field(default_factory=dict)  # None: an output that was missing
 
     def replaced_outputs(self, outputs: Iterable[str]) -> list[str]:
         """Those of ``outputs`` that are no longer the files this record's install wrote."""
@@ -222,7 +222,8 @@ class InstallRecord:
         return {path for unit in self.units.values() for path in unit.outputs}
 
     def is_racy(self, recorded: Fingerprint) -> bool:
-        return recorded[1] >= self.written_ns - install_summary.RACY_SLACK_NS
+        mtime_ns: int = recorded[1]
+        return mtime_ns >= self.written_ns - install_summary.RACY_SLACK_NS
 
     def touched_folders(self, now: dict[str, list[int]] | None = None) -> set[str]:
         """Installed folders whose content may have changed since the install (an installed
@@ -250,7 +251,8 @@ def load(path: Path, prefix: Path, config: str) -> InstallRecord | None:
         written = max(written, verified.stat().st_mtime_ns if verified.exists() else 0)
         units = {key: UnitRecord.from_data(unit, str(prefix)) for key, unit in data["units"].items()}
         folders = dict(data["folders"])
-        installed = {str(path): list(stamp) for path, stamp in data.get("installed", {}).items()}
+        installed: dict[str, Fingerprint | None] = {str(path): list(stamp)
+                                                    for path, stamp in data.get("installed", {}).items()}
     except (OSError, KeyError, AttributeError, TypeError, ValueError):
         return None
     return InstallRecord(str(prefix), config, units, folders, written, installed)

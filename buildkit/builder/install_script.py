@@ -159,7 +159,10 @@ def _subdirectory_scripts(block: list[Command]) -> list[Path] | None:
         return None
     if any(command.name != "include" for command in body):
         return None
-    return [Path(_QUOTED.search(command.arguments).group(1)) for command in body]
+    paths = [_QUOTED.search(command.arguments) for command in body]
+    if any(path is None for path in paths):
+        raise UnreadableScript(f"an include() without a quoted path: {body[paths.index(None)].text}")
+    return [Path(path.group(1)) for path in paths if path is not None]
 
 
 def read_units(top: Path) -> InstallScripts:
@@ -187,7 +190,8 @@ def _read_script(script: Path, units: list[InstallUnit], seen: dict[str, int], s
             if included is not None:
                 for child in included:
                     _read_script(child, units, seen, scripts)
-            elif len(block) > 2:  # CMake writes some rules' blocks empty (a target with nothing to install)
+            # (component is set here.)  CMake writes some rules' blocks empty (a target with nothing to install).
+            elif component is not None and len(block) > 2:
                 units.append(_unit(script, block, component, seen))
         elif not started:
             preamble.append(head.text if len(block) == 1 else "\n".join(c.text for c in block))

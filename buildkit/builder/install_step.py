@@ -173,6 +173,7 @@ class PackageTreeInstall:
         if check.unreadable:
             return self._install_everything(check.unreadable)
         scripts, active, record, plan = check.scripts, check.active, check.record, check.plan
+        assert scripts is not None, "a check that is not unreadable read the install script"
         if check.unfinished:
             console.info("the last install into this prefix did not finish: installing every rule again")
         if check.current:
@@ -239,7 +240,7 @@ class PackageTreeInstall:
                 plan.inputs[unit.key] = previous.inputs  # compared file by file instead
             else:
                 plan.inputs[unit.key] = {path: fingerprint(path) for path in unit.inputs}
-            if previous is None:
+            if previous is None or record is None:  # no record: no previous either
                 plan.runs[unit.key] = True
                 plan.reasons.append(f"{_describe(unit)}: installed for the first time")
             elif unit.is_tree and previous.is_tree:
@@ -288,8 +289,10 @@ class PackageTreeInstall:
             plan.reasons.append(f"{_describe(unit)}: files added ({', '.join(added[:3]) or 'none'}) or "
                                 f"removed ({', '.join(removed[:3]) or 'none'}): through CMake")
             return plan
+        members = previous.members
+        assert members is not None, "a tree rule's record has members"
         copies = []
-        for installed, (source, recorded) in previous.members.items():
+        for installed, (source, recorded) in members.items():
             now = scan.get(source)
             if now is None or now[3] != "file" or recorded[3] != "file":
                 if now != recorded:
@@ -347,7 +350,9 @@ class PackageTreeInstall:
             copies = list(plan.copies.get(unit.key, ()))
             if plan.runs.get(unit.key) is False and record is not None:
                 previous = record.units[unit.key].members or {}
-                copies += [(source, installed) for installed, (source, now) in entry.members.items()
+                members = entry.members  # expands a tree still as stored: only here
+                assert members is not None, "a tree rule's record has members"
+                copies += [(source, installed) for installed, (source, now) in members.items()
                            if install_tree.maybe_changed(previous.get(installed), now, record)
                            and install_tree.differs(source, installed)]
             for source, installed in copies:

@@ -253,8 +253,9 @@ class _ProbeCache:
         key = f"{kind}:{path}"
         entry = self.entries.get(key)
         if isinstance(entry, dict) and isinstance(entry.get("real"), str) and isinstance(entry.get("version"), str):
-            stamps = [_stamp(path), _stamp(Path(entry["real"]))]
-            if None not in stamps and [list(s) for s in stamps] == [entry.get("stamp"), entry.get("real_stamp")]:
+            stamp, real_stamp = _stamp(path), _stamp(Path(entry["real"]))
+            if (stamp is not None and real_stamp is not None
+                    and [list(stamp), list(real_stamp)] == [entry.get("stamp"), entry.get("real_stamp")]):
                 return Tool(_LABELS[kind], Path(entry["real"]), entry["version"])
         result, self.dirty = _PROBES[kind](path), True
         if result is None:

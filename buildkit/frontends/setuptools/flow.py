@@ -17,13 +17,22 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from buildkit._util import console
 from buildkit.config.options import current_config_settings
 from buildkit.errors import reporting_errors
 from buildkit.frontends import develop_state, noop_finish
 from buildkit.project import Project
+
+if TYPE_CHECKING:
+    from setuptools.dist import Distribution
+
+    from buildkit.builder.driver import DriverResult
+
+    # What setup() returns: setuptools' distribution, the build's result for CMAKE_ONLY, None for a
+    # develop with nothing to do.
+    SetupResult = Distribution | DriverResult | None
 
 # Commands whose work needs the CMake outputs; everything else (egg_info, sdist,
 # clean, --help...) must answer without building.
@@ -59,12 +68,12 @@ def _say_dropped_git_label(project: Project) -> None:
                      "builds from this checkout carry (an sdist is a release artifact)")
 
 
-def setup(**overrides: Any):
+def setup(**overrides: Any) -> SetupResult:
     """Run the ten-step flow; ``overrides`` go to ``setuptools.setup`` unchanged."""
     return reporting_errors(lambda: _setup(overrides))
 
 
-def _package(project: Project, overrides: dict[str, Any]):
+def _package(project: Project, overrides: dict[str, Any]) -> Distribution:
     """Steps 6 to 10, in setuptools."""
     # setuptools costs ~130 ms to import: a no-op `setup.py develop` never gets here.
     from buildkit.frontends.setuptools.packaging import call_setuptools
@@ -72,7 +81,7 @@ def _package(project: Project, overrides: dict[str, Any]):
     return call_setuptools(project, overrides)
 
 
-def _setup(overrides: dict[str, Any]):
+def _setup(overrides: dict[str, Any]) -> SetupResult:
     root = _project_root()
     handed = develop_state.handed_over(root)
     if handed is not None:  # `buildkit develop` built it, and holds the folder's lock

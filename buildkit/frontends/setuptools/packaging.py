@@ -15,6 +15,7 @@ from typing import Any
 
 import setuptools
 from setuptools import find_packages
+from setuptools.dist import Distribution
 
 from buildkit._util import console
 from buildkit.builder.flags import OsxTarget, osx_target
@@ -39,7 +40,7 @@ DYNAMIC_FIELDS = {
 }
 
 
-def call_setuptools(project: Project, overrides: dict[str, Any]):
+def call_setuptools(project: Project, overrides: dict[str, Any]) -> Distribution:
     """Steps 6 to 10: the extensions, the metadata, the layout, setuptools."""
     name = (project.settings.library_distribution if project.mode is WheelMode.LIBRARY_ONLY
             else project.settings.project_name)
@@ -70,7 +71,8 @@ def call_setuptools(project: Project, overrides: dict[str, Any]):
         if field_name not in project.settings.dynamic:
             kwargs.pop(keyword, None)
     kwargs.update(overrides)
-    return setuptools.setup(**kwargs)  # 9
+    distribution: Distribution = setuptools.setup(**kwargs)  # 9 (its stubs give Any for a **kwargs call)
+    return distribution
 
 
 def _refuse_dropped_pins(project: Project, requirements: Sequence[str]) -> None:
@@ -98,7 +100,7 @@ def extensions(project: Project) -> list[setuptools.Extension]:
         declared = {module.name for module in project.settings.cmake_extensions} | {stub.name if stub else ""}
         names += [name for name in installed_extension_modules(project.install_manifest, project.package_root)
                   if name not in declared]
-    built = [CMakeBuiltExtension(name) for name in names]
+    built: list[setuptools.Extension] = [CMakeBuiltExtension(name) for name in names]
     return mode_ext_modules(([stub] if stub else []) + built, project.mode)
 
 

@@ -22,12 +22,14 @@ class BuildkitDistribution(Distribution):
     name, so it is restored after the config files are read.
     """
 
+    entry_points: dict[str, Any] | str | None  # setup()'s keyword, set by setuptools: not in its stubs
+
     def __init__(self, attrs: dict[str, Any] | None = None, *, project: Project | None = None):
         self.buildkit = project
         self._buildkit_name = (attrs or {}).get("name")
         super().__init__(attrs)
 
-    def parse_config_files(self, *args, **kwargs) -> None:
+    def parse_config_files(self, *args: Any, **kwargs: Any) -> None:
         super().parse_config_files(*args, **kwargs)
         if self._buildkit_name:
             self.metadata.name = self._buildkit_name
@@ -52,15 +54,15 @@ def refuse_bad_script_names(entry_points: dict[str, Any]) -> None:
                                   "entry_points), e.g. `pkg-info`.")
 
 
-def project_of(distribution) -> Project:
+def project_of(distribution: Distribution) -> Project:
     """The distribution's buildkit Project.
 
     A project that calls ``setuptools.setup(cmdclass=buildkit's)`` itself has none
     on its distribution: it is loaded from the working folder, as ``setup()``
     would, and kept there for the other commands of the same run.
     """
-    project = getattr(distribution, "buildkit", None)
+    project: Project | None = getattr(distribution, "buildkit", None)
     if project is None:
         project = Project.load(Path.cwd())
-        distribution.buildkit = project
+        distribution.buildkit = project  # type: ignore[attr-defined]  # buildkit's own attribute on setuptools' distribution
     return project

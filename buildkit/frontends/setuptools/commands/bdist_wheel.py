@@ -40,8 +40,9 @@ import stat
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 try:  # setuptools >= 70.1 ships the command; older ones leave it to the wheel package
     from setuptools.command.bdist_wheel import bdist_wheel as _bdist_wheel
@@ -51,7 +52,7 @@ except ImportError:  # pragma: no cover - depends on the installed setuptools
 from buildkit._util import console
 from buildkit.builder.flags import wheel_platform_tag
 from buildkit.builder.jobs import cpu_count
-from buildkit.config.options import WheelMode
+from buildkit.config.modes import WheelMode
 from buildkit.errors import BuildkitError
 from buildkit.frontends.setuptools.distribution import project_of
 from buildkit.package.contents import native_content
@@ -60,6 +61,9 @@ from buildkit.package.licenses import license_paths, license_text
 from buildkit.package.metadata_dir import add_to_dist_info, installed_metadata_files, list_license_files
 from buildkit.package.wheel_zip import DEFLATED, STORED, Member, wheel_members, write_wheel
 from buildkit.project import Project
+
+if TYPE_CHECKING:
+    from distutils.command.build_scripts import build_scripts
 
 PROJECT_LICENSE = re.compile(r"(LICEN[CS]E|COPYING)", re.IGNORECASE)
 STAGING_PREFIX = ".buildkit-wheel-"  # dot-named: `dist/*` globs (twine upload) skip it
@@ -74,7 +78,8 @@ def dist_info_license_name(path: str) -> str:
 
 def _project_license(paths: list[str]) -> str | None:
     named = [p for p in paths if PROJECT_LICENSE.match(os.path.basename(p))]
-    return (named or paths or [None])[0]
+    candidates = named or paths
+    return candidates[0] if candidates else None
 
 
 class BdistWheel(_bdist_wheel):
@@ -87,6 +92,13 @@ class BdistWheel(_bdist_wheel):
     # to: set by run.
     by_reference: tuple[Member, ...] = ()
     archive_root: Path | None = None
+    # Set by finalize_options, where the stubs say `str | None` (None only before it).
+    bdist_dir: str
+    dist_dir: str
+    # Set by set_undefined_options("install_egg_info", ...) in _make_wheel, before it is read.
+    egginfo_dir: str
+    # setuptools' own method (no stub): an absolute path made relative to its drive.
+    _ensure_relative: Callable[[str], str]
 
     def project(self) -> Project:
         return project_of(self.distribution)
@@ -177,7 +189,8 @@ class BdistWheel(_bdist_wheel):
         third_party = license_paths(settings.root, settings.licenses)
         own_paths = [str(p) for p in self.license_paths]  # PEP 639 license-files, as setuptools found them
         links = self.project().link_guard(settings.root)
-        for path in [*own_paths, *third_party]:  # setuptools copies its own as they are: check them too
+        checked: list[str | Path] = [*own_paths, *third_party]
+        for path in checked:  # setuptools copies its own as they are: check them too
             links.check_path(path)
         if not third_party:
             return
@@ -242,7 +255,8 @@ class BdistWheel(_bdist_wheel):
     def _make_wheel(self) -> None:
         """setuptools' bdist_wheel steps, with the installed files read where they lie and
         buildkit's archive writer."""
-        build_scripts = self.reinitialize_command("build_scripts")
+        # Known by construction: the distribution's build_scripts is distutils' (or buildkit's subclass).
+        build_scripts = cast("build_scripts", self.reinitialize_command("build_scripts"))
         build_scripts.executable, build_scripts.force = "python", True
         self.reinitialize_command("build_ext").inplace = False
         # With --skip-build, an earlier `build` copied the package data into build/lib.
@@ -311,7 +325,7 @@ class BdistWheel(_bdist_wheel):
             # build_py.data_files: (package, source folder, build/lib folder, file names)
             left.extend((built, name, source) for _, source, built, names in build_py.data_files for name in names)
 
-        build_py.build_package_data = record_package_data
+        build_py.build_package_data = record_package_data  # type: ignore[method-assign]  # on this one command object, undone below
         try:
             self.run_command("build")
         finally:
@@ -345,7 +359,8 @@ class BdistWheel(_bdist_wheel):
         def record_lib_files() -> list[str] | None:
             if install_lib.optimize or not os.path.isdir(install_lib.build_dir):
                 return type(install_lib).install(install_lib)  # .pyc files to write, or nothing to do
-            excluded = install_lib.get_exclusions()  # namespace packages' __init__.py
+            # namespace packages' __init__.py
+            excluded: list[str] = install_lib.get_exclusions()  # type: ignore[no-untyped-call]  # unannotated in the stubs
             for folder, _, names in os.walk(install_lib.build_dir, followlinks=True):  # as copy_tree descends
                 for name in sorted(names):
                     source = os.path.join(folder, name)
@@ -354,8 +369,9 @@ class BdistWheel(_bdist_wheel):
                         lib_files.append((target, source))
             return [target for target, _ in lib_files]
 
-        install_lib.install = record_lib_files
-        egg_info = self.distribution.get_command_obj("egg_info")
+        install_lib.install = record_lib_files  # type: ignore[method-assign]  # on this one command object, undone below
+        # buildkit's EggInfo reads for_wheel_only; another project's egg_info just carries it.
+        egg_info: Any = self.distribution.get_command_obj("egg_info")
         egg_info.for_wheel_only = not self.distribution.have_run.get("egg_info")
         try:
             self.run_command("install")
@@ -371,8 +387,10 @@ class BdistWheel(_bdist_wheel):
         of ``suffixes``), copied into bdist_dir for a step that reads or rewrites them there."""
         copied = [member for member in self.by_reference if member.name.endswith(suffixes)]
         self.by_reference = tuple(member for member in self.by_reference if not member.name.endswith(suffixes))
+        root = self.archive_root
         for member in copied:
-            target = Path(self.archive_root, member.name)
+            assert root is not None, "_make_wheel sets archive_root before by_reference"
+            target = Path(root, member.name)
             if target.exists():  # the tree's file wins in the archive too
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -383,7 +401,7 @@ class BdistWheel(_bdist_wheel):
         """``--compression`` (stored or deflated) as a zip method number."""
         methods = {"stored": STORED, "deflated": DEFLATED}
         value = self.compression
-        if value in methods.values():
+        if isinstance(value, int) and value in methods.values():
             return value
         if str(value).lower() in methods:
             return methods[str(value).lower()]

@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+from setuptools import Extension
 from setuptools.command.build_ext import build_ext as _build_ext
 
 from buildkit._util import console
@@ -30,14 +31,14 @@ class BuildExt(_build_ext):
         self.compiler.linker_so = drop_absolute_rpaths(self.compiler.linker_so)
         super().build_extensions()
 
-    def build_extension(self, ext) -> None:
+    def build_extension(self, ext: Extension) -> None:
         if isinstance(ext, CMakeBuiltExtension):
             self._place_cmake_extension(ext)
         else:
             self._drop_damaged_output(ext)
             super().build_extension(ext)
 
-    def _drop_damaged_output(self, ext) -> None:
+    def _drop_damaged_output(self, ext: Extension) -> None:
         """setuptools skips an extension whose output is newer than its sources, even when
         that output is no compiled module any more (cut short, overwritten): such a one is
         built again."""
@@ -55,7 +56,8 @@ class BuildExt(_build_ext):
             built = installed_module_path(project_of(self.distribution).package_root, ext.name)
             if built is not None:
                 return os.path.join(*fullname.split(".")[:-1], built.name)
-        return super().get_ext_filename(fullname)
+        name: str = super().get_ext_filename(fullname)  # type: ignore[no-untyped-call]  # unannotated in the stubs
+        return name
 
     def _place_cmake_extension(self, ext: CMakeBuiltExtension) -> None:
         project = project_of(self.distribution)

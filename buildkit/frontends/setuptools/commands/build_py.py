@@ -53,7 +53,7 @@ class BuildPy(_build_py):
         inputs, not_recorded = listing_inputs(self, package, src_dir)
         if inputs is None:
             console.detail(f"listing package data of {package}: {not_recorded}")
-            return super()._get_pkg_data_files(package)
+            return self._setuptools_listing(package)
         record_path = Path(state_path(project_of(self.distribution).build_dir, PACKAGE_DATA_RECORD))
         record = read_json(record_path)
         entries = record.get("packages") if isinstance(record, dict) else None
@@ -62,16 +62,22 @@ class BuildPy(_build_py):
         recorded = entries.get(key)
         why = why_listed(recorded, inputs)
         if why is None:
+            assert isinstance(recorded, dict), "why_listed() accepts only a recorded entry"
             files = list(recorded["files"])
             console.detail(f"package data of {package}: {len(files):,} file{'' if len(files) == 1 else 's'}, as "
                            "recorded (their patterns and the files those name are unchanged)")
             return package, src_dir, os.path.join(self.build_lib, *package.split(".")), files
         console.detail(f"listing package data of {package}: {why}")
-        listed = super()._get_pkg_data_files(package)
+        listed = self._setuptools_listing(package)
         kept = {name: entry for name, entry in entries.items()
                 if isinstance(entry, dict) and Path(name.partition(" in ")[2]).is_dir()}
         kept[key] = {**inputs, "files": list(listed[3])}
         write_json(record_path, {"packages": kept})
+        return listed
+
+    def _setuptools_listing(self, package: str) -> tuple[str, str, str, list[str]]:
+        """setuptools' own listing of the package's data files."""
+        listed: tuple[str, str, str, list[str]] = super()._get_pkg_data_files(package)  # type: ignore[misc]  # private, not in the stubs
         return listed
 
 
@@ -98,7 +104,8 @@ def listing_inputs(command: _build_py, package: str, src_dir: str) -> tuple[dict
         prefix = os.path.join(src_dir, "")
         literal, converted = [prefix + pattern for pattern in declared], list(implicit)
     for pattern in converted:
-        path = os.path.join(src_dir, setuptools_build_py.convert_path(pattern))
+        # distutils' convert_path, as setuptools' build_py imported it
+        path = os.path.join(src_dir, setuptools_build_py.convert_path(pattern))  # type: ignore[attr-defined]  # not in its stubs
         (wildcard if WILDCARD.search(path) else literal).append(path)
     deep = next((p for p in wildcard if searches_folders(p)), None)
     if deep is not None:

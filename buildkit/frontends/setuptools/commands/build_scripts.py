@@ -27,7 +27,10 @@ class BuildScripts(_build_scripts):
         programs = [script for script in scripts if is_native_binary(script)]
         self.scripts = [script for script in scripts if script not in programs]
         try:
-            outfiles, updated = super().copy_scripts() if self.scripts else ([], [])
+            listed: tuple[list[str], list[str]] = ([], [])
+            if self.scripts:
+                listed = super().copy_scripts()  # type: ignore[no-untyped-call]  # unannotated in the stubs
+            outfiles, updated = listed
         finally:
             self.scripts = scripts
         self.mkpath(self.build_dir)

@@ -46,7 +46,8 @@ class Develop(Command):
         self.run_command("build_ext")
         project.write_generated_files()
         editable.register(spec)
-        _warn_missing_requirements(self.distribution.install_requires or [])
+        requirements: list[str] | None = getattr(self.distribution, "install_requires", None)  # not in the stubs
+        _warn_missing_requirements(requirements or [])
         develop_state.record(project, register=True)
 
 

@@ -51,8 +51,9 @@ class EggInfo(_egg_info):
         if project.mode is WheelMode.LIBRARY_ONLY:
             package = library_package(project.settings.library_distribution)
             files = (self.distribution.package_data or {}).get(package, [])
-            points = dict(self.distribution.entry_points or {})
+            declared: dict[str, list[str]] | None = getattr(self.distribution, "entry_points", None)  # not in the stubs
+            points = dict(declared or {})
             for group, entries in entry_points(package, library_folders(files)).items():
                 points[group] = sorted({*points.get(group, []), *entries})
-            self.distribution.entry_points = points
+            self.distribution.entry_points = points  # type: ignore[attr-defined]  # setup()'s keyword, not in the stubs
         super().run()

@@ -12,10 +12,14 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from setuptools.command.install import install as _install
 
 from buildkit.errors import BuildkitError
+
+if TYPE_CHECKING:
+    from setuptools.command.bdist_wheel import bdist_wheel
 
 
 class Install(_install):
@@ -26,7 +30,8 @@ class Install(_install):
             super().run()
             return
         with tempfile.TemporaryDirectory(prefix="buildkit-install-") as tmp:
-            wheel_cmd = self.reinitialize_command("bdist_wheel")
+            # Known by construction: the bdist_wheel command (buildkit's BdistWheel, a subclass).
+            wheel_cmd = cast("bdist_wheel", self.reinitialize_command("bdist_wheel"))
             wheel_cmd.dist_dir = tmp
             self.run_command("bdist_wheel")
             wheels = sorted(Path(tmp).glob("*.whl"))

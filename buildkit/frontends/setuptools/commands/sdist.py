@@ -21,7 +21,7 @@ import tarfile
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from setuptools.command.sdist import sdist as _sdist
 
@@ -31,6 +31,10 @@ from buildkit.frontends.setuptools.distribution import project_of
 from buildkit.package.links import LinkGuard
 from buildkit.package.version import is_generated_version_file
 from buildkit.project import Project
+
+if TYPE_CHECKING:
+    from setuptools.command.build import build
+    from setuptools.command.egg_info import egg_info as egg_info_command
 
 OUTPUT_GLOBS = ("*.so", "*.so.*", "*.dylib", "*.pyd", "*.o", "*.obj", "*.a", "*.pyc", "*.pyo",
                 "compile_commands.json")
@@ -147,9 +151,11 @@ class Sdist(_sdist):
 
     def make_distribution(self) -> None:
         project = self.project()
-        egg_info = self.get_finalized_command("egg_info").egg_info
+        # Known by construction: these names give setuptools' commands (or buildkit's subclasses).
+        egg_info: str = cast("egg_info_command", self.get_finalized_command("egg_info")).egg_info
         # setuptools' build tree and a release tree left by `sdist --keep-temp` are outputs too.
-        extra = [Path(self.get_finalized_command("build").build_base), Path(self.distribution.get_fullname())]
+        build_base = cast("build", self.get_finalized_command("build")).build_base
+        extra = [Path(build_base), Path(self.distribution.get_fullname())]
         keep = OutputFilter(project, [p.absolute() for p in extra], egg_info)
         root = project.settings.root
         links = project.link_guard(root)

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from buildkit._util import console
 from buildkit._util.switches import FALSE_WORDS, TRUE_WORDS  # noqa: F401  re-exported with the parsers below
@@ -46,6 +46,9 @@ from buildkit.config.release import RELEASE_NUMBER_VARIABLE, RELEASE_VERSION_VAR
 from buildkit.config.schema import with_article
 from buildkit.config.settings import ProjectSettings, setting_default
 from buildkit.errors import ConfigError, ModeConflictError
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 # ----------------------------------------------------------------- the table
 
@@ -294,14 +297,14 @@ class BuildOptions:
                 return request
         return None
 
-    def __rich__(self):
+    def __rich__(self) -> Table:
         rows = [(name, self.variable_names.get(name, ""), _show(value), self.sources.get(name, "default"))
                 for name, value in self._rows()]
         rows += [("cmake -D", name, value, self.sources.get(f"-D{name}", "environment"))
                  for name, value in self.cmake_defines]
         return console.table("buildkit build options", ("option", "variable", "value", "from"), rows)
 
-    def _rows(self):
+    def _rows(self) -> Iterator[tuple[str, Any]]:
         skip = {"cmake_defines", "cmake_environment", "sources", "variable_names", "release_variable"}
         for name in self.__dataclass_fields__:
             if name not in skip:
@@ -325,7 +328,7 @@ def load_options(settings: ProjectSettings | None = None, environ: Mapping[str, 
     by_key = {o.key: o for o in table if o.key}
     # Every [tool.buildkit] option value is checked, also one the environment overrides.
     toml_defaults = {key: _toml_default(by_key[key], raw, settings.root / "pyproject.toml")
-                     for key, raw in (settings.option_defaults if settings else {}).items() if key in by_key}
+                     for key, raw in settings.option_defaults.items() if key in by_key} if settings else {}
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for option in table:

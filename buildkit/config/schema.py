@@ -184,7 +184,7 @@ def _convert(hint: Any, value: Any, location: Location, lone_string: bool = Fals
             except _Mismatch:
                 continue
         raise _Mismatch
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):  # an annotation: a class, never an instance
         if not isinstance(value, dict):
             raise _Mismatch
         return hint(**read_table(hint, value, location))
@@ -255,7 +255,7 @@ def _table_class(hint: Any) -> type | None:
     hint = _without_none(hint)
     if typing.get_origin(hint) in (tuple, frozenset):
         hint = _without_none(typing.get_args(hint)[0])
-    return hint if dataclasses.is_dataclass(hint) else None
+    return hint if isinstance(hint, type) and dataclasses.is_dataclass(hint) else None
 
 
 def _without_none(hint: Any) -> Any:

@@ -169,7 +169,7 @@ class _Remover:
 
 # ------------------------------------------------------------ candidates
 
-def _files_below(folder: Path, suffixes: Sequence[str]) -> Iterator[Path]:
+def _files_below(folder: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:
     # os.walk does not follow symlinked folders, so nothing outside is reached.
     for current, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d not in PROTECTED_DIR_NAMES)

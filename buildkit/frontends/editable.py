@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,10 @@ from buildkit._util import console
 from buildkit._util.fileutil import write_atomic
 from buildkit._util.resources import templates_dir
 from buildkit.errors import BuildkitError
+
+TYPE_CHECKING = False  # no typing import at run time for annotations only
+if TYPE_CHECKING:
+    from setuptools.dist import Distribution
 
 MARKER = "buildkit_editable.json"
 INSTALLER = "buildkit"
@@ -57,17 +62,18 @@ class EditableSpec:
         return re.sub(r"[-_.]+", "_", self.name).lower()
 
 
-def spec_from_distribution(distribution, root: Path) -> EditableSpec:
+def spec_from_distribution(distribution: Distribution, root: Path) -> EditableSpec:
     buffer = io.StringIO()
     distribution.metadata.write_pkg_file(buffer)
-    scripts = tuple((distribution.entry_points or {}).get("console_scripts", []))
+    entry_points: dict[str, list[str]] | None = getattr(distribution, "entry_points", None)  # not in the stubs
+    scripts = tuple((entry_points or {}).get("console_scripts", []))
     locations = top_level_locations(root.resolve(), distribution.package_dir or {}, distribution.packages or [],
                                     distribution.py_modules or [], [e.name for e in distribution.ext_modules or []])
     return EditableSpec(distribution.get_name(), distribution.get_version(), buffer.getvalue(),
                         scripts, root.resolve(), tuple(sorted({name for name, _, _ in locations})), locations)
 
 
-def top_level_locations(root: Path, package_dir: dict[str, str], packages: list[str], py_modules: list[str],
+def top_level_locations(root: Path, package_dir: Mapping[str, str], packages: list[str], py_modules: list[str],
                         ext_modules: list[str]) -> tuple[tuple[str, str, str], ...]:
     """Where each top-level package and module of the distribution lives.
 
@@ -104,7 +110,8 @@ def is_current(spec: EditableSpec, site: Path | None = None) -> bool:
     if info is None or not (info / MARKER).is_file():
         return False
     try:
-        return json.loads((info / MARKER).read_text())["fingerprint"] == spec.fingerprint
+        recorded: object = json.loads((info / MARKER).read_text())["fingerprint"]
+        return recorded == spec.fingerprint
     except (ValueError, KeyError):
         return False
 

@@ -16,7 +16,6 @@ import sysconfig
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from buildkit._util import console
 from buildkit.builder.build_state import CMAKE_CACHE
@@ -270,13 +269,13 @@ def _compiler_environment(options: BuildOptions) -> dict[str, str]:
             if value}
 
 
-def main(argv: Sequence[str] | Any | None = None) -> int:
+def main(argv: Sequence[str] | argparse.Namespace | None = None) -> int:
     """``buildkit doctor [PATH]``; returns the exit code (1 when a problem was found)."""
     parser = argparse.ArgumentParser(prog="buildkit doctor",
                                      description="Check the tools and resources a build of the project needs.")
     parser.add_argument("path", nargs="?", default=".", help="the project folder (default: the current one)")
     # The CLI may hand over its own parsed namespace instead of the argument list.
-    args = argv if hasattr(argv, "path") else parser.parse_args(argv)
+    args = argv if isinstance(argv, argparse.Namespace) else parser.parse_args(argv)
     return _doctor(Path(args.path or "."))
 
 

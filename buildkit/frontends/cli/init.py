@@ -31,15 +31,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
+from typing import TextIO
 
 from buildkit._util.resources import templates_dir
 from buildkit.errors import BuildkitError, exit_on_error
 
-
-class ProjectTemplate(Template):
-    """``string.Template`` whose placeholders are lower-case identifiers only."""
-
-    pattern = r"""
+# ProjectTemplate's placeholders: lower-case identifiers only.
+_PLACEHOLDER = r"""
     \$(?:
       (?P<escaped>\$) |
       (?P<named>[a-z][a-z0-9_]*) |
@@ -47,6 +45,12 @@ class ProjectTemplate(Template):
       (?P<invalid>(?!))
     )
     """
+
+
+class ProjectTemplate(Template):
+    """``string.Template`` whose placeholders are lower-case identifiers only."""
+
+    pattern = _PLACEHOLDER  # type: ignore[assignment]  # a str, as string.Template documents; it compiles it
     flags = re.VERBOSE  # not IGNORECASE: ${CMAKE_...} is CMake's
 
 
@@ -242,7 +246,7 @@ def _refusal(target: Path, planned: list[Planned], files: dict[str, str]) -> Bui
 
 
 def init_project(target: Path, choices: Choices, *, force: bool = False, dry_run: bool = False,
-                 out=None) -> list[Planned]:
+                 out: TextIO | None = None) -> list[Planned]:
     """Write the project (or, with ``dry_run``, only list it); returns the plan.
 
     Nothing is written when any file would be refused: the listing marks those

@@ -26,6 +26,7 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -140,7 +141,7 @@ def _interpreter(spec: str) -> str:
 class Run:
     """Shared state of one `buildkit wheels` call: work folder, venvs, outputs."""
 
-    def __init__(self, project, work: Path, out: Path, wheelhouse: Path | None, args: argparse.Namespace):
+    def __init__(self, project: Project, work: Path, out: Path, wheelhouse: Path | None, args: argparse.Namespace):
         self.project, self.work, self.out, self.wheelhouse, self.args = project, work, out, wheelhouse, args
         self.settings = project.settings
         self.build_paths = sorted({str(self.settings.root), str(self.settings.build_dir), str(work)})
@@ -273,6 +274,7 @@ class Run:
     # ----------------------------------------------------------- audit, smoke
     def audit(self, outcome: Outcome, exclude: Sequence[str], *, linked_folders: Sequence[str] = ()) -> None:
         try:
+            assert outcome.wheel is not None, "audited once the wheel is built"
             result = audit_mod.audit(outcome.wheel, build_paths=self.build_paths, allowed_external=exclude,
                                      linked_folders=linked_folders)
         except BuildkitError as error:
@@ -331,7 +333,7 @@ def _venv_env(python: Path) -> dict[str, str]:
     return env
 
 
-def _check(command, what: str, **kwargs) -> None:
+def _check(command: Sequence[str] | str, what: str, **kwargs: Any) -> None:
     result = subprocess.run(command, capture_output=True, text=True, check=False, **kwargs)
     if result.returncode != 0:
         tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from buildkit._util import console
 from buildkit._util.fileutil import read_json, write_json
@@ -38,6 +38,9 @@ from buildkit.config.settings import LibraryDependency
 from buildkit.errors import BuildkitError, ConfigError
 from buildkit.package.contents import is_extension_module
 from buildkit.package.elf import patchelf_search_path, read_elf_file
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 _SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$|\.dylib$")
 # Distributions whose own import loads their libraries (and must, before an extension uses them).
@@ -101,7 +104,9 @@ def find_dependency(declared: LibraryDependency, *, project: str, required_versi
     if required_version is not None and dist.version != required_version:
         raise BuildkitError(f"The python-only build of {required_version} needs {name}=={required_version}, but "
                             f"{name} {dist.version} is installed.", fix)
-    site = Path(dist.locate_file("")).resolve()
+    located = dist.locate_file("")
+    assert isinstance(located, (str, os.PathLike)), "an installed distribution's files are on disk"
+    site = Path(located).resolve()
     files = [PurePosixPath(str(f)) for f in dist.files or []]
     libraries = [f for f in files if _SHARED_LIBRARY.search(f.name) and not is_extension_module(f.name)
                  and ".." not in f.parts]
@@ -117,7 +122,7 @@ def find_dependency(declared: LibraryDependency, *, project: str, required_versi
                            same_build=required_version is not None)
 
 
-def _top_level(dist, libraries: Sequence[PurePosixPath], entry: str | None) -> str | None:
+def _top_level(dist: metadata.Distribution, libraries: Sequence[PurePosixPath], entry: str | None) -> str | None:
     if entry:
         return entry.split(".")[0]
     if libraries:

@@ -10,7 +10,7 @@ entry point that pkgconf's Python distribution reads (a module whose folder hold
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from string import Template
@@ -39,7 +39,7 @@ def library_folders(files: Sequence[str]) -> LibraryFolders:
     ``files`` (paths relative to the package folder); the shallowest of each wins."""
     paths = sorted((PurePosixPath(f) for f in files), key=lambda p: (len(p.parts), str(p)))
 
-    def first(matches) -> str | None:
+    def first(matches: Iterable[PurePosixPath]) -> str | None:
         return next((p.as_posix() for p in matches), None)
 
     include = first(PurePosixPath(p.parts[0]) for p in paths if p.parts[0] == "include" and len(p.parts) > 1)

@@ -78,9 +78,9 @@ def _collapse_chains(folder: Path, files: Sequence[str]) -> tuple[dict[str, str]
     real_root = folder.resolve()
     names_of: dict[str, list[str]] = {}  # real file -> every shipped name that is it
     for relative in files:
-        real = Path(os.path.realpath(folder / relative))
-        if real.is_file() and real.is_relative_to(real_root):  # a link out of the tree ships as a copy
-            names_of.setdefault(real.relative_to(real_root).as_posix(), []).append(relative)
+        resolved = Path(os.path.realpath(folder / relative))
+        if resolved.is_file() and resolved.is_relative_to(real_root):  # a link out of the tree ships as a copy
+            names_of.setdefault(resolved.relative_to(real_root).as_posix(), []).append(relative)
     renamed: dict[str, str] = {}
     materialized: set[str] = set()
     for real, names in sorted(names_of.items()):

@@ -255,7 +255,7 @@ class PackageTreeInstall:
             elif missing := install_tree.missing_outputs(previous.outputs, record, touched):
                 plan.runs[unit.key] = True
                 plan.reasons.append(f"{_describe(unit)}: {missing[0]} is missing from the install")
-            if (previous is not None and unit.key not in plan.runs and self._watched(unit)
+            if (record is not None and previous is not None and unit.key not in plan.runs and self._watched(unit)
                     and (replaced := record.replaced_outputs(previous.outputs))):
                 plan.runs[unit.key] = True  # forced: CMake's own check would keep a newer file
                 plan.copies.pop(unit.key, None)
@@ -385,7 +385,8 @@ class PackageTreeInstall:
         when copied (the record holds the same, without its trees being expanded)."""
         if check.scripts is None or record is None:
             return
-        trees, inputs = [], {}
+        trees: list[tuple[list[str], bool, dict[str, Fingerprint]]] = []
+        inputs: dict[str, Fingerprint | None] = {}
         for unit in check.active:
             entry = record.units.get(unit.key)
             if entry is None:

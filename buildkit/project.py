@@ -259,9 +259,11 @@ class Project:
         return self.library_dependencies[0].prefix_path if self.mode is WheelMode.PYTHON_ONLY else None
 
     def dependency_defines(self) -> dict[str, str]:
-        """``<cmake-package>_ROOT`` of each library dependency: its copy wins over any other."""
-        return {f"{d.cmake_package}_ROOT": self.build_environment.mirrored(str(d.prefix_path))
-                for d in self.library_dependencies if d.cmake_package}
+        """``<Name>_ROOT`` of each ``cmake.root`` entry point of the build environment, then of each
+        library dependency (``<cmake-package>_ROOT``): its copy wins over any other."""
+        return {**self.build_environment.root_defines(),
+                **{f"{d.cmake_package}_ROOT": self.build_environment.mirrored(str(d.prefix_path))
+                   for d in self.library_dependencies if d.cmake_package}}
 
     def extra_defines(self) -> dict[str, str]:
         """What buildkit adds to every configure besides the forwarded variables."""

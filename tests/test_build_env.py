@@ -37,6 +37,11 @@ def fake_environment(site: Path) -> Path:
         "demo-1.0.dist-info/entry_points.txt": ENTRY_POINTS,
         # Another package's config beside it: find_package(other) never looks in plain/.
         "plain/__init__.py": "", "plain/cmake/otherConfig.cmake": "",
+        # find_package(ExampleRoot) never looks in example_root/ either: only its cmake.root
+        # entry point (ExampleRoot_ROOT) leads there, as in scikit-build-core's custom_cmake sample.
+        "example_root/__init__.py": "", "example_root/ExampleRootConfig.cmake": "set(ExampleRoot_FOUND 1)\n",
+        "example_root-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: example-root\nVersion: 1.0\n",
+        "example_root-1.0.dist-info/entry_points.txt": "[cmake.root]\nExampleRoot = example_root\n",
     })
     return site
 
@@ -52,9 +57,10 @@ def test_packages_and_entry_points_are_found_where_cmake_looks(site: Path, tmp_p
     env = build_env.scan(tmp_path / "build", tmp_path / "project")
     mirror = tmp_path / "build" / "build-env"
     assert env.site_dirs == [str(site)]
-    assert env.packages == {name: str(site / name) for name in ("demo", "nb", "pyb")}
+    assert env.packages == {name: str(site / name) for name in ("demo", "example_root", "nb", "pyb")}
     assert env.prefix_path() == [str(mirror), str(mirror / "demo" / "prefix"), str(site)]
     assert env.module_path() == [str(mirror / "demo" / "modules")]
+    assert env.root_defines() == {"ExampleRoot_ROOT": str(mirror / "example_root")}
 
 
 def test_the_project_and_folders_inside_a_site_folder_are_not_the_environment(
@@ -76,7 +82,7 @@ def mtimes(folder: Path) -> dict[str, int]:
 def test_a_new_environment_with_the_same_files_rewrites_nothing(
         site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     build = tmp_path / "build"
-    assert build_env.sync_mirror(build_env.scan(build, tmp_path), build) == 9
+    assert build_env.sync_mirror(build_env.scan(build, tmp_path), build) == 11  # example_root: 2 files
     mirror = build / "build-env"
     assert (mirror / "pyb" / "include" / "pyb" / "pyb.h").read_text() == "#define PYB 1\n"
     assert not (mirror / "pyb" / "share" / "cmake" / "pyb" / "__pycache__").exists()
@@ -122,6 +128,13 @@ def test_an_entry_point_without_a_folder_is_reported(site: Path, tmp_path: Path,
     assert "cmake.prefix entry point demo: gone = demo.gone names no module folder" in capsys.readouterr().err
 
 
+def test_a_cmake_root_name_cmake_cannot_take_is_left_out_by_name(site: Path, tmp_path: Path, capsys) -> None:
+    (site / "example_root-1.0.dist-info" / "entry_points.txt").write_text("[cmake.root]\nExample Root = example_root\n")
+    assert build_env.scan(tmp_path / "build", tmp_path).root_defines() == {}
+    assert "cmake.root entry point example-root: Example Root = example_root names no CMake package" in (
+        capsys.readouterr().err)
+
+
 def test_entry_point_modules_follow_the_users_module_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(toolchain, "default_cache_path", lambda: tmp_path / "toolchain-cache.json")
     write_files(tmp_path, {"CMakeLists.txt": "project(p NONE)\n", "pyproject.toml": "[project]\nname = \"p\"\n"})
@@ -141,11 +154,13 @@ def test_cmake_finds_the_environments_packages_in_the_mirror(tmp_path: Path, ove
         "pyproject.toml": '[project]\nname = "finder"\nversion = "1.0"\n',
         "CMakeLists.txt": "cmake_minimum_required(VERSION 3.24)\nproject(finder NONE)\n"
                           "find_package(pyb CONFIG REQUIRED)\nfind_package(nb CONFIG REQUIRED)\n"
-                          "find_package(demo CONFIG REQUIRED)\n"
+                          "find_package(demo CONFIG REQUIRED)\nfind_package(ExampleRoot CONFIG REQUIRED)\n"
                           "if(NOT DEMO_HELPERS_LOADED)\n  message(FATAL_ERROR \"cmake.module not used\")\nendif()\n"
-                          "file(WRITE ${CMAKE_BINARY_DIR}/found.txt \"${pyb_DIR}\\n${nb_DIR}\\n${demo_DIR}\\n\")\n",
+                          "file(WRITE ${CMAKE_BINARY_DIR}/found.txt "
+                          "\"${pyb_DIR}\\n${nb_DIR}\\n${demo_DIR}\\n${ExampleRoot_DIR}\\n\")\n",
     })
     run([overlay_python, "-m", "buildkit", "develop", project], cwd=project, env=clean_env(PYTHONPATH=str(site)))
     mirror = build_folder(project) / "build-env"
     assert (build_folder(project) / "found.txt").read_text().splitlines() == [
-        str(mirror / "pyb" / "share" / "cmake" / "pyb"), str(mirror / "nb" / "cmake"), str(mirror / "demo" / "prefix")]
+        str(mirror / "pyb" / "share" / "cmake" / "pyb"), str(mirror / "nb" / "cmake"), str(mirror / "demo" / "prefix"),
+        str(mirror / "example_root")]

@@ -39,8 +39,11 @@ from buildkit._util.fileutil import read_json, write_atomic, write_json
 from buildkit.builder.build_state import BUILD_ENV_MIRROR, BUILD_ENV_RECORD, state_path
 
 MIRROR_FOLDER = BUILD_ENV_MIRROR
-RECORD_FORMAT = 1
-ENTRY_POINT_GROUPS = ("cmake.prefix", "cmake.module")
+RECORD_FORMAT = 2
+ENTRY_POINT_GROUPS = ("cmake.prefix", "cmake.module", "cmake.root")
+# What a cmake.root entry point's name becomes: <name>_ROOT, a CMake variable (no list
+# separator, quote, `$` or blank: the name is used as it is written).
+_ROOT_NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
 # Where find_package looks under a prefix's <name>* folder (CMake's search procedure,
 # both its Windows- and Unix-style entries: CMake searches all of them everywhere).
 CONFIG_GLOBS = (
@@ -57,11 +60,12 @@ _SKIPPED_DIRS = frozenset({"__pycache__"})
 
 @dataclass(frozen=True)
 class EntryFolder:
-    """The folder a ``cmake.prefix``/``cmake.module`` entry point names."""
+    """The folder a ``cmake.prefix``/``cmake.module``/``cmake.root`` entry point names."""
 
     group: str
     label: str  # "<distribution>: <name> = <value>", for messages
     path: str
+    name: str  # the entry point's name: for cmake.root, the CMake package <name>_ROOT points at
 
 
 @dataclass
@@ -92,9 +96,18 @@ class BuildEnvironment:
     def module_path(self) -> list[str]:
         return _unique(self.mirrored(e.path) for e in self.entries if e.group == "cmake.module")
 
+    def root_defines(self) -> dict[str, str]:
+        """``<Name>_ROOT`` for each ``cmake.root`` entry point (scikit-build-core's convention), its
+        folders joined as a CMake list when several distributions name one package."""
+        roots: dict[str, list[str]] = {}
+        for entry in self.entries:
+            if entry.group == "cmake.root":
+                roots.setdefault(f"{entry.name}_ROOT", []).append(self.mirrored(entry.path))
+        return {name: ";".join(_unique(folders)) for name, folders in roots.items()}
+
     def to_record(self) -> dict[str, Any]:
         return {"format": RECORD_FORMAT, "stamps": self.stamps, "packages": self.packages,
-                "entries": [[e.group, e.label, e.path] for e in self.entries]}
+                "entries": [[e.group, e.label, e.path, e.name] for e in self.entries]}
 
 
 def record_path(build_dir: Path) -> Path:
@@ -176,12 +189,17 @@ def _entry_folders(folders: list[str]) -> list[EntryFolder]:
     for group in ENTRY_POINT_GROUPS:
         for entry in importlib.metadata.entry_points(group=group):
             label = f"{entry.dist.name if entry.dist else '?'}: {entry.name} = {entry.value}"
+            variable = f"{entry.name}_ROOT" if group == "cmake.root" else _VARIABLES[group]
+            if group == "cmake.root" and not _ROOT_NAME.match(entry.name):
+                console.warn(f"the {group} entry point {label} names no CMake package buildkit can define "
+                             f"{variable} for (letters, digits, `_`, `.`, `+` and `-` only); it is left out.")
+                continue
             folder = _module_folder(entry, folders)
             if folder is None:
                 console.warn(f"the {group} entry point {label} names no module folder buildkit can find; "
-                             f"it is not added to {_VARIABLES[group]}.")
+                             f"it is not added to {variable}.")
                 continue
-            found.append(EntryFolder(group, label, folder))
+            found.append(EntryFolder(group, label, folder, entry.name))
     return found
 
 

@@ -56,6 +56,8 @@ from buildkit.package.layout import (
 )
 from buildkit.package.links import LinkGuard
 from buildkit.package.metadata_dir import metadata_dir
+from buildkit.package.python_api import PythonApi
+from buildkit.package.python_api import for_this_interpreter as python_api_for
 from buildkit.package.split import (
     NATIVE_LOADER,
     NATIVE_LOADER_ELSEWHERE,
@@ -272,7 +274,13 @@ class Project:
                 "BUILDKIT_METADATA_DIR": metadata_dir(self.build_dir).as_posix(),
                 **mode_defines(self.mode, self.library_prefix), **self.dependency_defines(),
                 **self.linker_script_defines(),
+                **self.python_api.defines(skbuild=self.wheel_root_install),
                 **self.wheel_root_defines()}
+
+    @cached_property
+    def python_api(self) -> PythonApi:
+        """What ``py-api`` gives under this interpreter (the stable ABI, or its own tags)."""
+        return python_api_for(self.settings.py_api)
 
     def wheel_root_defines(self) -> dict[str, str]:
         if not self.wheel_root_install:

@@ -86,6 +86,8 @@ WRONG_TYPES = [
      "[tool.buildkit] library-dependencies must be a list of tables, not 'libfmt'."),
     ("cuda-runtime", 'cuda-runtime = "conda"',
      "[tool.buildkit] cuda-runtime must be one of `wheel`, `vendor` or `system`, not 'conda'."),
+    ("py-api", 'py-api = "abi3"',
+     "[tool.buildkit] py-api must be one of `cp3X`, `py3` or `py2.py3`, not 'abi3'."),
     ("smoke-test", 'smoke-test = ["python", "-c", "1"]',
      "[tool.buildkit] smoke-test must be a string, not ['python', '-c', '1']."),
     ("job-memory-mb", 'job-memory-mb = "lots"',

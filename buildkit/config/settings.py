@@ -82,6 +82,14 @@ def _is_distribution_name(text: str) -> bool:
     return re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", text) is not None
 
 
+# scikit-build-core's `wheel.py-api` values (buildkit.package.python_api says what each gives).
+PY_API_FORM = re.compile(r"^(?:cp3(?P<minor>\d+)|py3|py2\.py3)$")
+
+
+def _is_py_api(text: str) -> bool:
+    return PY_API_FORM.match(text) is not None
+
+
 def _is_positive(number: int) -> bool:
     return number > 0
 
@@ -313,6 +321,14 @@ class ProjectSettings:
         "`site-packages/nvidia/cu13/lib` and the loader's search: already loaded, NVIDIA wheels, conda, system; "
         "auditwheel never copies it), `vendor` (auditwheel copies it into the wheel) or `system` (the machine's "
         "CUDA installation: neither required nor copied). Older toolkits vendor.", default=CudaRuntime.WHEEL)
+    py_api: str | None = setting(
+        "The Python API the wheel's modules are built for, as scikit-build-core's `wheel.py-api`: `cp3X` for the "
+        "stable ABI of CPython 3.X and later (a `cp3X-abi3` wheel where the interpreter is a GIL-enabled CPython "
+        "3.X or newer, `cp3X-abi3t` on a free-threaded 3.15 or newer; CMake gets `SKBUILD_SABI_VERSION` and "
+        "`SKBUILD_SABI_COMPONENT`, and `BUILDKIT_SABI_*` of the same values; elsewhere the interpreter's own tag, "
+        "said by name), `py3` or `py2.py3` for modules that do not use Python's C API (`py3-none-<platform>`). "
+        "Every extension module of an abi3 wheel must be built for it: one that is not stops the wheel build.",
+        kind="one of `cp3X`, `py3` or `py2.py3`", check=_is_py_api, default=None)
     smoke_test: str | None = setting(
         "Command `buildkit wheels` runs (in a shell, from an empty folder) in a fresh venv with the built wheel "
         "installed, after `import <package>`; e.g. `python -c 'import pkg; pkg.selftest()'`.", default=None)

@@ -19,8 +19,8 @@ from pathlib import Path
 # Enough for every magic number below, the PE header offset included.
 HEAD_SIZE = 4096
 # A Python extension module's name carries its ABI: .cpython-311-x86_64-linux-gnu.so,
-# .abi3.so, .cp311-win_amd64.pyd.
-EXTENSION_MODULE = re.compile(r"\.(?:cpython-(?P<cp>\d+[a-z]*)-[^./]+|(?P<abi3>abi3)|cp(?P<win>\d+)-[^./]+)"
+# .abi3.so (.abi3t.so: PEP 803's free-threaded stable ABI), .cp311-win_amd64.pyd.
+EXTENSION_MODULE = re.compile(r"\.(?:cpython-(?P<cp>\d+[a-z]*)-[^./]+|(?P<abi3>abi3t?)|cp(?P<win>\d+)-[^./]+)"
                               r"\.(?:so|pyd)$")
 _ELF = b"\x7fELF"
 _MACH_O = {b"\xfe\xed\xfa\xce", b"\xce\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xcf\xfa\xed\xfe"}

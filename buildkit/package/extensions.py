@@ -26,8 +26,11 @@ class CMakeBuiltExtension(Extension):
 
 
 def stub_extension(stub: StubExtension | None, *, root: Path, package_root: Path, package_dir: Path,
-                   build_type: str, osx: OsxTarget | None) -> Extension | None:
-    """The thin ``_C`` stub of ``[tool.buildkit.extension]``, linked to the CMake-built libraries."""
+                   build_type: str, osx: OsxTarget | None,
+                   limited_api: tuple[str, str] | None = None) -> Extension | None:
+    """The thin ``_C`` stub of ``[tool.buildkit.extension]``, linked to the CMake-built libraries;
+    with ``limited_api`` (the macro ``py-api`` asks for) built for the stable ABI, as a
+    ``.abi3.so`` (a macro of the same name in the stub's own table wins)."""
     if stub is None:
         return None
     lib_dir = package_dir / stub.rpath
@@ -40,7 +43,9 @@ def stub_extension(stub: StubExtension | None, *, root: Path, package_root: Path
         libraries=list(stub.libraries),
         library_dirs=[str(lib_dir)],
         include_dirs=[str(package_dir / "include"), *stub.include_dirs],
-        define_macros=list(stub.define_macros.items()),
+        define_macros=[*stub.define_macros.items(),
+                       *([limited_api] if limited_api and limited_api[0] not in stub.define_macros else [])],
+        py_limited_api=limited_api is not None,
         # Python's CFLAGS usually carry -g: keep the project folder out of the debug
         # info, as BuildkitTopLevel.cmake does for the CMake-built libraries.
         extra_compile_args=[*flags.compile_args,

@@ -94,7 +94,7 @@ def extensions(project: Project) -> list[setuptools.Extension]:
     """Step 6: the ``_C`` stub and the CMake-built extension modules, for this mode."""
     stub = stub_extension(project.settings.extension, root=project.root, package_root=project.package_root,
                           package_dir=project.package_dir, build_type=project.build_type,
-                          osx=_osx_target(project))
+                          osx=_osx_target(project), limited_api=project.python_api.limited_api_macro)
     names = [module.name for module in project.settings.cmake_extensions if project.condition(module.when)]
     if project.wheel_root_install:  # every extension module CMake installed is the wheel's
         declared = {module.name for module in project.settings.cmake_extensions} | {stub.name if stub else ""}

@@ -117,6 +117,9 @@ class BdistWheel(_bdist_wheel):
                          f"{'is a native binary' if len(content.binaries) == 1 else 'are native binaries'}")
             self._mark_platform_specific()
         self.python_abi_specific = not library_only and (declared or bool(content.extension_modules))
+        api = self.project().python_api
+        if api.ignored_because and self.python_abi_specific:
+            console.info(f"py-api = {api.requested} gives this interpreter's own wheel tag: {api.ignored_because}")
         super().finalize_options()
 
     def _mark_platform_specific(self) -> None:
@@ -149,6 +152,9 @@ class BdistWheel(_bdist_wheel):
             plat = self._cross_platform_tag() or plat
         if not self.root_is_pure and not self.python_abi_specific:
             return "py3", "none", plat  # native code but no Python extension: any Python 3 loads it
+        api = self.project().python_api
+        if api.python_tag and api.abi_tag and not self.root_is_pure:
+            return api.python_tag, api.abi_tag, plat  # py-api: the stable ABI, or no Python API at all
         return impl, abi, plat
 
     def _cross_platform_tag(self) -> str | None:
@@ -303,7 +309,9 @@ class BdistWheel(_bdist_wheel):
         wheel = Path(self.dist_dir, f"{self.wheel_dist_name}-{'-'.join(self.get_tag())}.whl")
         dist_info = os.path.relpath(dist_info_dir, archive_root).replace(os.sep, "/")
         options, cores = self.project().options, cpu_count()
-        stats = write_wheel(wheel, wheel_members(archive_root, dist_info, self.by_reference), dist_info,
+        members = wheel_members(archive_root, dist_info, self.by_reference)
+        self._refuse_modules_outside_the_api([member.name for member in members], wheel.name)
+        stats = write_wheel(wheel, members, dist_info,
                             epoch=options.source_date_epoch, threads=min(options.jobs or cores, cores),
                             method=self._compression_method())
         console.info(f"packed {wheel.name}: {stats.describe()}")
@@ -311,6 +319,18 @@ class BdistWheel(_bdist_wheel):
             ("bdist_wheel", f"{sys.version_info[0]}.{sys.version_info[1]}", str(wheel)))
         if not self.keep_temp:
             shutil.rmtree(self.bdist_dir)
+
+    def _refuse_modules_outside_the_api(self, names: list[str], wheel: str) -> None:
+        api = self.project().python_api
+        if outside := api.modules_outside(names):
+            raise BuildkitError(
+                f"{wheel} is tagged for the stable ABI (py-api = {api.requested}), but "
+                f"{', '.join(outside)} {'is' if len(outside) == 1 else 'are'} built for one interpreter only: "
+                "such a wheel would install a module every other Python it claims fails to import.",
+                "Build each module for the limited API: `Python_add_library(<name> MODULE USE_SABI "
+                "${SKBUILD_SABI_VERSION} WITH_SOABI ...)` after `find_package(Python COMPONENTS Interpreter "
+                "Development.Module ${SKBUILD_SABI_COMPONENT})`, or `nanobind_add_module(<name> STABLE_ABI ...)` "
+                "(BUILDKIT_SABI_VERSION and BUILDKIT_SABI_COMPONENT hold the same values); or remove py-api.")
 
     def _build_leaving_package_data(self) -> list[tuple[str, str, str]]:
         """Run ``build`` without build_py's copy of the package data into build/lib;

@@ -1,0 +1,100 @@
+"""``py-api``: scikit-build-core's ``wheel.py-api`` rules as one table (interpreters the CI
+image lacks included: PyPy, free-threaded 3.13 and 3.15), and real wheels of
+tests/packages/py_api: ``cp311-abi3`` with a ``.abi3.so``, the interpreter's own tag where
+the request is newer than it, and a module built for one interpreter refused by name."""
+
+from __future__ import annotations
+
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from buildkit.config.options import option_keys
+from buildkit.config.settings import load_settings
+from buildkit.errors import ConfigError
+from buildkit.package.python_api import resolve
+from buildkit_testing.artifacts import only_wheel
+from buildkit_testing.processes import clean_env, run, squashed, unboxed
+
+# (py-api, implementation, version, free-threaded) -> (python tag, abi tag, SABI version, said)
+RULES = [
+    (("cp311", "cpython", (3, 11), False), ("cp311", "abi3", "3.11", "")),
+    (("cp37", "cpython", (3, 12), False), ("cp37", "abi3", "3.7", "")),
+    (("cp312", "cpython", (3, 11), False), (None, None, "", "older than the stable ABI it asks for, 3.12")),
+    (("cp311", "pypy", (3, 10), False), (None, None, "", "pypy 3.10 has no CPython stable ABI")),
+    (("cp311", "cpython", (3, 13), True), (None, None, "", "has no stable ABI (abi3t comes with 3.15, PEP 803)")),
+    (("cp312", "cpython", (3, 15), True), (None, None, "", "stable ABI (abi3t) starts at 3.15, not 3.12")),
+    (("cp315", "cpython", (3, 15), True), ("cp315", "abi3t", "3.15", "")),
+    (("cp315", "cpython", (3, 16), False), ("cp315", "abi3", "3.15", "")),
+    (("py3", "cpython", (3, 11), False), ("py3", "none", "", "")),
+    (("py2.py3", "pypy", (3, 10), True), ("py2.py3", "none", "", "")),
+]
+
+
+@pytest.mark.parametrize(("given", "expected"), RULES, ids=[f"{g[0]}-{g[1]}{g[2][1]}{'t' if g[3] else ''}"
+                                                              for g, _ in RULES])
+def test_the_rules(given, expected) -> None:
+    requested, implementation, version, free_threaded = given
+    api = resolve(requested, implementation=implementation, version=version, free_threaded=free_threaded)
+    python_tag, abi_tag, sabi_version, said = expected
+    assert (api.python_tag, api.abi_tag, api.sabi_version) == (python_tag, abi_tag, sabi_version)
+    assert said in api.ignored_because and bool(said) == bool(api.ignored_because), api.ignored_because
+    assert api.sabi_component == ("Development.SABIModule" if sabi_version else "")
+    assert api.defines(skbuild=True)["SKBUILD_SABI_VERSION"] == api.defines(skbuild=False)["BUILDKIT_SABI_VERSION"]
+
+
+def test_modules_outside_the_stable_abi_are_named() -> None:
+    api = resolve("cp311", implementation="cpython", version=(3, 12), free_threaded=False)
+    names = ["p/_a.abi3.so", "p/_b.cpython-312-x86_64-linux-gnu.so", "p/lib/libx.so", "p/_c.abi3t.so"]
+    assert api.modules_outside(names) == ["p/_b.cpython-312-x86_64-linux-gnu.so", "p/_c.abi3t.so"]
+    assert resolve(None, implementation="cpython", version=(3, 12), free_threaded=False).modules_outside(names) == []
+
+
+@pytest.mark.parametrize("value", ["cp3", "3.11", "abi3", "cp311 ", "cpython311", "py2"])
+def test_another_spelling_is_refused_by_name(tmp_path: Path, value: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "p"\nversion = "1"\n[tool.buildkit]\npy-api = "{value}"\n')
+    with pytest.raises(ConfigError) as refused:
+        load_settings(tmp_path, option_keys())
+    assert "py-api must be one of `cp3X`, `py3` or `py2.py3`" in refused.value.message
+
+
+def build_wheel(project: Path, out: Path, *cmake_args: str, check: bool = True):
+    return run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", out, project], check=check,
+               env=clean_env(CMAKE_ARGS=" ".join(cmake_args)))
+
+
+def set_py_api(project: Path, value: str) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('py-api = "cp311"', f'py-api = "{value}"'))
+
+
+@pytest.mark.slow
+def test_a_stable_abi_wheel_and_its_module(test_package, tmp_path: Path) -> None:
+    project = test_package("py_api")
+    build_wheel(project, tmp_path / "abi3")
+    wheel = only_wheel(tmp_path / "abi3")
+    assert "-cp311-abi3-" in wheel.name, wheel.name
+    modules = [n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("sabitoggle/_mod")]
+    assert modules == ["sabitoggle/_mod.abi3.so"], modules
+    # A module built for this interpreter alone stops the wheel, by name.
+    refused = build_wheel(project, tmp_path / "one", "-DONE_INTERPRETER=ON", check=False)
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "Traceback" not in output, output
+    said = squashed(unboxed(output))
+    assert squashed("is tagged for the stable ABI (py-api = cp311), but sabitoggle/_mod.cpython-") in said, output
+    assert not list((tmp_path / "one").glob("*.whl"))
+
+
+@pytest.mark.slow
+def test_a_py_api_newer_than_the_interpreter_gives_its_own_tag_and_says_why(test_package, tmp_path: Path) -> None:
+    project = test_package("py_api")
+    newer = f"cp3{sys.version_info[1] + 1}"
+    set_py_api(project, newer)
+    built = build_wheel(project, tmp_path / "own")
+    tag = f"cp3{sys.version_info[1]}"
+    wheel = only_wheel(tmp_path / "own")
+    assert f"-{tag}-{tag}-" in wheel.name, wheel.name
+    assert f"py-api = {newer} gives this interpreter's own wheel tag" in built.stdout + built.stderr
+    assert [n for n in zipfile.ZipFile(wheel).namelist() if ".cpython-" in n]

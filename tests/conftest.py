@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from buildkit.builder import toolchain
+from buildkit_testing.processes import run
 from buildkit_testing.projects import copy_test_package
-from buildkit_testing.venvs import make_venv, overlay_venv, pip_install, venv_env
+from buildkit_testing.venvs import make_venv, overlay_venv, pip_install, pip_into, pyenv_python, venv_env
 
 
 @pytest.fixture(scope="session")
@@ -61,3 +62,22 @@ def session_probe_cache(tmp_path_factory, monkeypatch) -> Path:
     monkeypatch.setattr(toolchain, "default_cache_path", lambda: path)
     return path
 
+
+
+@pytest.fixture(scope="session")
+def venvs(wheelhouse: Path, tmp_path_factory) -> Callable[[str], Path]:
+    """``venvs("3.12")``: a venv of pyenv's Python 3.12 with buildkit installed from the
+    wheelhouse (made once per session); skips where pyenv has no such Python."""
+    made: dict[str, Path] = {}
+
+    def venv_for(version: str) -> Path:
+        if version not in made:
+            base = pyenv_python(version)
+            folder = tmp_path_factory.mktemp(f"venv{version}") / "venv"
+            run([base, "-m", "venv", "--without-pip", folder])
+            python = folder / "bin" / "python"
+            pip_into(python, wheelhouse, "install", "-q", "setuptools-buildkit")
+            made[version] = python
+        return made[version]
+
+    return venv_for

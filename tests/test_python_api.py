@@ -19,6 +19,7 @@ from buildkit.frontends.cli.audit import audit
 from buildkit.package.python_api import resolve
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.processes import clean_env, run, squashed, unboxed
+from buildkit_testing.venvs import pip_into
 
 # (py-api, implementation, version, free-threaded) -> (python tag, abi tag, SABI version, said)
 RULES = [
@@ -125,3 +126,25 @@ def test_the_audit_runs_abi3audit_on_an_abi3_wheel(test_package, tmp_path: Path)
             copy.writestr(info, data)
     found = [f for f in audit(forged).findings if f.check == "abi3"]
     assert [(f.file, f.reason) for f in found] == [("_mod.abi3.so", "uses PyCode_NewEmpty, outside the stable ABI its abi3 tag promises (abi3audit)")], found
+
+
+@pytest.mark.slow
+@pytest.mark.parity  # 3-4 minutes: two pyenv venvs and nanobind's library compiled in an isolated build
+def test_nanobinds_stable_abi_wheel_built_by_312_runs_on_313(venvs, wheelhouse: Path, test_package,
+                                                             tmp_path: Path) -> None:
+    """nanobind_example's case: py-api = "cp312" under Python 3.12 gives one cp312-abi3 wheel
+    (scikit-build-core's result), whose .abi3.so modules pass abi3audit and import on 3.13."""
+    python312, python313 = venvs("3.12"), venvs("3.13")
+    project = test_package("nanobind_sabi")
+    pip_into(python312, wheelhouse, "wheel", "--no-deps", "-w", tmp_path / "dist", project)
+    wheel = only_wheel(tmp_path / "dist")
+    assert "-cp312-abi3-" in wheel.name, wheel.name
+    modules = sorted(n for n in zipfile.ZipFile(wheel).namelist() if n.endswith(".so"))
+    assert modules == ["nbpkg/_ext.abi3.so", "nbtop.abi3.so"], modules
+    assert not [f for f in audit(wheel, tools=False).findings if f.check == "tag"]
+    assert not run([sys.executable, "-m", "abi3audit", "--strict", wheel], check=False).returncode
+    pip_into(python313, wheelhouse, "install", "--no-deps", wheel)
+    probe = "import nbtop, nbpkg; print(nbtop.greet('abi3'), nbpkg.twice(21))"
+    (tmp_path / "elsewhere").mkdir()
+    assert run([python313, "-c", probe], cwd=tmp_path / "elsewhere", env=clean_env()).stdout.split() == [
+        "hello,", "abi3", "42"]

@@ -17,7 +17,6 @@ import importlib.machinery
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,6 @@ from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import run, squashed, unboxed
 from buildkit_testing.venvs import pip_into, venv_env
 
-PYENV = Path.home() / ".pyenv" / "versions"
 SUFFIXES = importlib.machinery.EXTENSION_SUFFIXES  # this interpreter's import order
 
 
@@ -68,32 +66,6 @@ def test_another_interpreters_module_and_a_later_suffix_stay(tmp_path):
 
 
 # ---------------------------------------------------------------- real builds, by venv
-def pyenv_python(version: str) -> Path:
-    found = sorted(PYENV.glob(f"{version}.*/bin/python3"))
-    if not found:
-        pytest.skip(f"needs Python {version} from pyenv ({PYENV}/{version}.*), which this machine lacks")
-    return found[-1]
-
-
-@pytest.fixture(scope="module")
-def venvs(wheelhouse: Path, tmp_path_factory) -> Callable[[str], Path]:
-    """``venvs("3.12")``: a venv of pyenv's Python 3.12 with buildkit installed from the
-    wheelhouse (made once per module); skips where pyenv has no such Python."""
-    made: dict[str, Path] = {}
-
-    def venv_for(version: str) -> Path:
-        if version not in made:
-            base = pyenv_python(version)
-            folder = tmp_path_factory.mktemp(f"venv{version}") / "venv"
-            run([base, "-m", "venv", "--without-pip", folder])
-            python = folder / "bin" / "python"
-            pip_into(python, wheelhouse, "install", "-q", "setuptools-buildkit")
-            made[version] = python
-        return made[version]
-
-    return venv_for
-
-
 def develop(python: Path, project: Path, wheelhouse: Path, *cmake_args: str) -> subprocess.CompletedProcess:
     env = venv_env(python, wheelhouse, CMAKE_ARGS=" ".join(cmake_args))
     return run([python.parent / "buildkit", "develop", project], env=env)

@@ -147,17 +147,15 @@ def test_new_header_in_an_installed_folder_is_installed_on_the_next_build(test_p
     before = install_log.stat().st_mtime_ns
     run(cli, env=clean_env())
     assert install_log.stat().st_mtime_ns == before, "a no-op build must skip the install step"
-    # Ninja builds nothing for a new header; the File API says the folder is installed.
+    # Ninja builds nothing for a new header; cmake_install.cmake says the folder is installed.
     (minimal_project / "include" / "minimal" / "added.h").write_text("#pragma once\n")
     run(cli, env=clean_env())
     assert (installed / "added.h").is_file()
-    models = list((build_folder(minimal_project) / ".cmake" / "api" / "v1" / "reply").glob("codemodel-v2-*.json"))
-    assert models, "buildkit asks CMake for the codemodel through the File API"
 
 
 def test_install_folder_added_by_a_cmakelists_edit_is_watched(test_package):
     """Ninja regenerates the build after a CMakeLists.txt edit without buildkit configuring:
-    the install sources still follow CMake's newest File API reply."""
+    the install sources still follow the install script CMake wrote last."""
     minimal_project = test_package("minimal")
     cli = [sys.executable, "-m", "buildkit", "build", minimal_project]
     run(cli, env=clean_env())
@@ -169,7 +167,7 @@ def test_install_folder_added_by_a_cmakelists_edit_is_watched(test_package):
     run(cli, env=clean_env())
     installed = minimal_project / "minimal" / "share" / "assets" / "assets"
     assert (installed / "one.txt").is_file()
-    (extra / "two.txt").write_text("2\n")  # no target changes: only the File API knows
+    (extra / "two.txt").write_text("2\n")  # no target changes: only the install rule knows
     run(cli, env=clean_env())
     assert (installed / "two.txt").is_file()
 

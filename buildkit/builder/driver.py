@@ -314,7 +314,7 @@ class CMakeDriver:
                 mismatch := isolation_mismatch(installed_torch())):
             console.warn(mismatch)
         command = self.configure_command(tools, build_type, decision.forget_python)
-        file_api.request_codemodel(self.build_dir)
+        file_api.write_query(self.build_dir)
         try:
             result = run_step("configure", command, build_dir=self.build_dir, verbose=self.options.verbose)
         except BuildFailedError as error:

@@ -1,8 +1,8 @@
 """What the CMake File API says about a build folder, instead of guessing.
 
-buildkit asks for the codemodel and the toolchains before each configure (a query
-file under ``.cmake/api/v1/query/client-buildkit``); CMake answers with JSON
-replies: the toolchains say which compiler (and version) each language got.
+buildkit asks for the toolchains before each configure (a query file under
+``.cmake/api/v1/query/client-buildkit``); CMake answers with a JSON reply that says
+which compiler (and version) each language got.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from buildkit._util.fileutil import read_json, write_text_if_changed
 from buildkit.builder.build_state import FILE_API, FILE_API_CLIENT, FILE_API_QUERY
 
-QUERY = {"requests": [{"kind": "codemodel", "version": 2}, {"kind": "toolchains", "version": 1}]}
+QUERY = {"requests": [{"kind": "toolchains", "version": 1}]}
 
 
 def api_dir(build_dir: Path) -> Path:
@@ -27,8 +27,8 @@ def query_kinds() -> str:
     return ", ".join(f"{r['kind']} v{r['version']}" for r in QUERY["requests"])
 
 
-def request_codemodel(build_dir: Path) -> None:
-    """Ask CMake for the codemodel and the toolchains at the next configure."""
+def write_query(build_dir: Path) -> None:
+    """Ask CMake for the toolchains at the next configure."""
     write_text_if_changed(Path(build_dir) / FILE_API_QUERY, json.dumps(QUERY))
 
 
@@ -52,11 +52,6 @@ def _reply(build_dir: Path, kind: str) -> tuple[dict[str, Any], Path] | None:
             found = read_json(reply / response["jsonFile"])
             return (found, reply) if isinstance(found, dict) else None
     return None
-
-
-def codemodel(build_dir: Path) -> tuple[dict[str, Any], Path] | None:
-    """The newest codemodel reply for our query, and the reply folder; None without one."""
-    return _reply(build_dir, "codemodel")
 
 
 def compiler_version(build_dir: Path, language: str) -> str | None:

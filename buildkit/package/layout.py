@@ -178,17 +178,9 @@ def files_below(top: str, *, links: LinkGuard, skipped_folders: Collection[str] 
     return found
 
 
-def withheld_by_rules(path: str, rules: Iterable[PackageDataRule], mode: WheelMode,
-                      cache: BoolCache | None) -> str | None:
-    """Why the rules keep out a file (relative to the package directory): an exclude
-    pattern, a ``when`` that does not hold, or ``modes`` that leave it to another
-    wheel.  None when they select it or no rule speaks of it."""
-    return RuleVerdicts(rules, mode, cache).withheld(path)
-
-
 class RuleVerdicts:
-    """:func:`withheld_by_rules` for many files: each rule's patterns, and whether it is
-    active and its ``when`` holds, worked out once (a wheel asks for 8,000 files)."""
+    """Why the rules keep out a file, for many files: each rule's patterns, and whether it
+    is active and its ``when`` holds, worked out once (a wheel asks for 8,000 files)."""
 
     def __init__(self, rules: Iterable[PackageDataRule], mode: WheelMode, cache: BoolCache | None) -> None:
         self.mode = mode
@@ -199,6 +191,9 @@ class RuleVerdicts:
                                 if not rule.include and active]
 
     def withheld(self, path: str) -> str | None:
+        """Why the rules keep out ``path`` (relative to the package directory): an exclude
+        pattern, a ``when`` that does not hold, or ``modes`` that leave it to another
+        wheel.  None when they select it or no rule speaks of it."""
         for rule, excluded in self.global_excludes:
             if excluded(path):
                 return f"package-data exclude {list(rule.exclude)}"

@@ -1,9 +1,9 @@
 """One license text for a wheel: the project's license followed by third-party ones.
 
 A wheel that bundles vendored C++ libraries must ship their license texts too.
-``[tool.buildkit] licenses`` lists them; :func:`concatenate_licenses` writes the
-combined text, which the ``bdist_wheel`` command puts in place of the project's
-license inside the ``.dist-info`` (the source tree's LICENSE is never rewritten).
+``[tool.buildkit] licenses`` lists them; :func:`license_text` makes the combined
+text, which the ``bdist_wheel`` command writes in place of the project's license
+inside the ``.dist-info`` (the source tree's LICENSE is never rewritten).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from buildkit._util.fileutil import write_text_if_changed
 from buildkit.errors import ConfigError
 
 SETTINGS_KEY = "licenses"
@@ -46,7 +45,11 @@ def _read(path: Path, root: Path) -> str:
 
 
 def license_text(project_license: Path | None, third_party: Sequence[Path], root: Path) -> str:
-    """The combined text: the project's license, then one headed section per third-party file."""
+    """The combined text: the project's license, then one headed section per third-party file.
+
+    Section headers name each third-party file relative to ``root``.  The same inputs
+    always give the same text: LF line endings, input order kept, each file once.
+    """
     parts: list[str] = []
     if project_license is not None:
         parts.append(_read(project_license, root))
@@ -59,17 +62,3 @@ def license_text(project_license: Path | None, third_party: Sequence[Path], root
         parts.append(header + _read(path, root))
     return "\n\n".join(parts)
 
-
-def concatenate_licenses(project_license: Path | None, third_party: Sequence[Path], output: Path,
-                         *, root: Path | None = None) -> Path:
-    """Write the combined license text to ``output`` and return it.
-
-    Section headers name each third-party file relative to ``root`` (default: the
-    project license's folder, else the current directory).  The same inputs always
-    give the same bytes: LF line endings, UTF-8, input order kept.
-    """
-    if root is None:
-        root = project_license.parent if project_license is not None else Path.cwd()
-    text = license_text(project_license, third_party, root)
-    write_text_if_changed(output, text)  # atomic: a failed write never leaves a truncated license
-    return output

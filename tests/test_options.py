@@ -217,11 +217,6 @@ def test_prefix_path_is_merged_without_repeats():
     assert merged_prefix_path(options, ["/site", "/lib"]) == "/site;/lib;/user/a;/user/b"
 
 
-def test_cflags_copied_to_cxxflags_when_unset():
-    assert load_options(None, {"CFLAGS": "-O1"}).effective_cxxflags == "-O1"
-    assert load_options(None, {"CFLAGS": "-O1", "CXXFLAGS": ""}).effective_cxxflags == ""
-
-
 def test_project_named_variables(tmp_path):
     settings = write_project(tmp_path, 'env-prefix = "TLT"')
     options = load_options(settings, {"TLT_BUILD_VERSION": "2.0.0", "TLT_BUILD_NUMBER": "3",

@@ -183,9 +183,11 @@ class BuildOptions:
                              "C++ compiler for the first configure; a change reconfigures from scratch.")
     cudacxx: str | None = option("CUDACXX", parse_nonempty, "program",
                                  "CUDA compiler (nvcc) for the first configure; a change reconfigures from scratch.")
-    cflags: str = option("CFLAGS", parse_text, "flags", "C compiler flags; copied to CXXFLAGS when that is unset.",
-                         default="")
-    cxxflags: str | None = option("CXXFLAGS", parse_text, "flags", "C++ compiler flags.")
+    cflags: str = option("CFLAGS", parse_text, "flags",
+                         "C compiler flags, read by CMake itself at the first configure (C++ files take "
+                         "CXXFLAGS only).", default="")
+    cxxflags: str | None = option("CXXFLAGS", parse_text, "flags",
+                                  "C++ compiler flags, read by CMake itself at the first configure.")
     ldflags: str = option("LDFLAGS", parse_text, "flags", "Linker flags.", default="")
     osx_architectures: str | None = option("CMAKE_OSX_ARCHITECTURES", parse_nonempty, "string",
                                            "macOS target architecture (arm64 or x86_64): adds -arch and -isysroot.")
@@ -243,10 +245,6 @@ class BuildOptions:
         if self.python_only:
             return WheelMode.PYTHON_ONLY
         return WheelMode.FULL
-
-    @property
-    def effective_cxxflags(self) -> str:
-        return self.cflags if self.cxxflags is None else self.cxxflags
 
     @property
     def jobs(self) -> int | None:

@@ -2,7 +2,9 @@
 
 On a terminal this uses rich (colours, boxed warnings, progress); without one
 (CI, pipes, ``CI=true``) it prints plain lines with no control codes, so logs stay
-readable.  Nothing else in buildkit calls ``print``.
+readable.  Messages go to stderr; a command's own result (``buildkit init``'s listing,
+``buildkit docs``' verdict) goes to stdout through :func:`output`.  Nothing else in
+buildkit calls ``print``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from buildkit._util.switches import verbose_setting
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op develop goes without
 if TYPE_CHECKING:  # rich costs ~20 ms to import: only load it when something is printed
     from collections.abc import Iterable, Sequence
+    from typing import TextIO
 
     from rich.console import Console
     from rich.table import Table
@@ -58,6 +61,13 @@ def plain(line: str) -> None:
     """One line to stderr without rich: the no-op path's only output."""
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
+
+
+def output(line: str, stream: TextIO | None = None) -> None:
+    """One line of a command's result, to stdout (or ``stream``) where a pipe can take it."""
+    stream = stream or sys.stdout
+    stream.write(line + "\n")
+    stream.flush()
 
 
 # The SGR codes rich writes for the labels' styles.

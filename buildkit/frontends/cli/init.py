@@ -33,6 +33,7 @@ from pathlib import Path
 from string import Template
 from typing import TextIO
 
+from buildkit._util import console
 from buildkit._util.resources import templates_dir
 from buildkit.errors import BuildkitError, exit_on_error
 
@@ -251,7 +252,6 @@ def init_project(target: Path, choices: Choices, *, force: bool = False, dry_run
 
     Nothing is written when any file would be refused: the listing marks those
     ``exists`` and a BuildkitError says what to do."""
-    out = out or sys.stdout
     if target.exists() and not target.is_dir():
         raise BuildkitError(f"{target} exists and is not a folder.", "Pass a folder to buildkit init.")
     files = render(choices)
@@ -259,11 +259,11 @@ def init_project(target: Path, choices: Choices, *, force: bool = False, dry_run
     refusal = _refusal(target, planned, files)
     features = ", ".join(f for f, on in (("CUDA", choices.cuda), ("split wheels", choices.split)) if on) or "C++"
     verb = "would write" if dry_run or refusal else "writing"
-    print(f"buildkit init: {verb} project {choices.dist_name!r} (import {choices.name}; {features}) "
-          f"in {target}", file=out)
+    console.output(f"buildkit init: {verb} project {choices.dist_name!r} (import {choices.name}; {features}) "
+                   f"in {target}", out)
     width = max(len(p.action) for p in planned)
     for item in planned:
-        print(f"  {item.action:<{width}}  {item.path}", file=out, flush=True)
+        console.output(f"  {item.action:<{width}}  {item.path}", out)
         if dry_run or refusal or item.action == "unchanged":
             continue
         path = target / item.path
@@ -273,9 +273,9 @@ def init_project(target: Path, choices: Choices, *, force: bool = False, dry_run
     if refusal:
         raise refusal
     if dry_run:
-        print("(dry run: nothing written)", file=out)
+        console.output("(dry run: nothing written)", out)
     else:
-        print(f"next: {_cd(target)}buildkit develop . && python -m pytest -q", file=out)
+        console.output(f"next: {_cd(target)}buildkit develop . && python -m pytest -q", out)
     return planned
 
 

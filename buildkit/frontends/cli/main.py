@@ -67,7 +67,7 @@ def _options(args: argparse.Namespace) -> int:
 @exit_on_error
 def _docs(args: argparse.Namespace) -> int:
     changed = write_reference(args.output)
-    print(f"{args.output}: {'updated' if changed else 'up to date'}")
+    console.output(f"{args.output}: {'updated' if changed else 'up to date'}")
     return 0
 
 

@@ -13,7 +13,7 @@ import os
 import sys
 from functools import cache
 
-from buildkit._util.switches import verbose_setting
+from buildkit._util.switches import switch_word, verbose_setting
 
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op develop goes without
 if TYPE_CHECKING:  # rich costs ~20 ms to import: only load it when something is printed
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # rich costs ~20 ms to import: only load it when something is
 
 
 def is_interactive() -> bool:
-    if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+    if switch_word(os.environ.get("CI", "")):  # CI=true (or 1, yes...): the switches' one word list
         return False
     if os.environ.get("NO_COLOR") is not None or os.environ.get("TERM") == "dumb":
         return False

@@ -1,6 +1,7 @@
 """The words that turn a switch on or off: one list for the strict option parser
 (``config/parsing.parse_bool``) and for the readers that run before options are loaded
-or where an error cannot be raised (the console's ``VERBOSE``, the no-op develop).
+or where an error cannot be raised (the console's ``VERBOSE`` and ``CI``, the no-op develop's
+``VERBOSE``, ``CMAKE_FRESH`` and ``CMAKE_ONLY``).
 
 Lean (``os`` only): the no-op develop's first stage imports it.
 """
@@ -28,7 +29,13 @@ def switch_word(value: str) -> bool | None:
     return None
 
 
+def switch_setting(name: str, environ: Mapping[str, str] | None = None) -> bool | None:
+    """A switch that is off by default (``VERBOSE``, ``CMAKE_FRESH``) read as the options read
+    it: unset is off, a word neither list has is None (loading the options then stops with an
+    error naming it)."""
+    return switch_word((os.environ if environ is None else environ).get(name, ""))
+
+
 def verbose_setting(environ: Mapping[str, str] | None = None) -> bool | None:
-    """``VERBOSE`` read as the options read it: unset is off, a word neither list has is None
-    (loading the options then stops with an error naming it)."""
-    return switch_word((os.environ if environ is None else environ).get("VERBOSE", ""))
+    """``VERBOSE``, as :func:`switch_setting` reads it."""
+    return switch_setting("VERBOSE", environ)

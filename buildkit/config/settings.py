@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from buildkit._util.interpreter import DEFAULT_BUILD_DIR, expand_build_dir
-from buildkit._util.switches import TRUE_WORDS
+from buildkit._util.switches import switch_word
 from buildkit.config.build_dir import check_build_dir
 from buildkit.config.conditions import parse_condition
 from buildkit.config.globs import check_glob
@@ -370,7 +370,7 @@ class ProjectSettings:
         library-only wheels under its own `[project]` name."""
         value = self.option_defaults.get("library-only", False)
         # The option reader checks the value strictly (a bad one stops the load); here, as it reads it.
-        return value is True or (isinstance(value, str) and value.strip().lower() in TRUE_WORDS)
+        return value is True or (isinstance(value, str) and switch_word(value) is True)
 
     @property
     def uses_skbuild(self) -> bool:

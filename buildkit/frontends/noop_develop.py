@@ -26,7 +26,7 @@ import os
 import time
 
 from buildkit._util import console, spawn
-from buildkit._util.switches import verbose_setting
+from buildkit._util.switches import switch_setting
 from buildkit.builder import install_summary
 from buildkit.builder.build_lock import held_here, lock_build_folder
 from buildkit.builder.build_state import LOGS, state_path
@@ -40,9 +40,20 @@ if TYPE_CHECKING:
     from buildkit._util.spawn import Output
 
 
+# The switches a quiet no-op cannot honour, each read as the options read it: a verbose run
+# shows every decision, a fresh one configures from scratch, a CMake-only one builds nothing.
+# A word the options refuse goes to the full command too, which names it.
+HANDED_OVER = ("VERBOSE", "CMAKE_FRESH", "CMAKE_ONLY")
+
+
+def handed_over() -> bool:
+    """Whether a switch in :data:`HANDED_OVER` is on (or spelled as no option accepts)."""
+    return any(switch_setting(name) is not False for name in HANDED_OVER)
+
+
 def setup_py_request(argv: list[str], script: str) -> str | None:
     """The project root for ``python setup.py develop`` (nothing else); None otherwise."""
-    if argv != ["develop"] or verbose_setting() is not False:
+    if argv != ["develop"] or handed_over():
         return None
     return os.path.dirname(os.path.abspath(script)) if os.path.basename(script) == "setup.py" \
         and os.path.isfile(script) else None
@@ -52,8 +63,8 @@ def request(argv: list[str]) -> tuple[str, bool] | None:
     """(project root, register) for a plain ``develop``/``build`` [path]; None for anything else."""
     if not argv or argv[0] not in {"develop", "build"} or len(argv) > 2 or any(a.startswith("-") for a in argv):
         return None
-    if verbose_setting() is not False:
-        return None  # a verbose run shows every decision, and a VERBOSE the options refuse is named: the full command
+    if handed_over():
+        return None
     return os.path.abspath(argv[1] if len(argv) == 2 else "."), argv[0] == "develop"
 
 

@@ -38,15 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-# A script runs outside pytest, whose configuration puts buildkit's test utilities on sys.path.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "utils"))
-# rebuild.py's timing and project helpers (a script's folder is on sys.path)
-from rebuild import BUILDKIT_BACKEND, SKBUILD_BACKEND, pyproject_toml, timed, touch  # noqa: E402
+# rebuild.py's timing helpers (a script's folder is on sys.path)
+from rebuild import timed, touch
 
-from buildkit.package.wheel_zip import DEFAULT_LEVEL, DEFLATED  # noqa: E402
-from buildkit_testing.skbuild_corpus import IndexUnreachable, reference_requirements  # noqa: E402
-from buildkit_testing.venvs import make_venv, make_wheelhouse, pip_into, venv_env  # noqa: E402
-from buildkit_testing.paths import build_folder  # noqa: E402
+from buildkit.package.wheel_zip import DEFAULT_LEVEL, DEFLATED
+from buildkit_testing.benchmark_project import BUILDKIT_BACKEND, SKBUILD_BACKEND, pyproject_toml
+from buildkit_testing.paths import build_folder
+from buildkit_testing.skbuild_corpus import IndexUnreachable, reference_requirements
+from buildkit_testing.venvs import make_venv, make_wheelhouse, pip_into, venv_env
 
 BUILD_FOLDER = str(build_folder(Path(".")))  # the default build-dir under this Python, from the project
 

@@ -25,11 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-# A script runs outside pytest, whose configuration puts buildkit's test utilities on sys.path.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "utils"))
-from buildkit_testing.processes import clean_env  # noqa: E402
-from buildkit_testing.skbuild_corpus import PORTS, apply_port, reference_venv, sample_packages  # noqa: E402
-from buildkit_testing.venvs import make_venv, make_wheelhouse, pip_install  # noqa: E402
+from buildkit_testing.processes import clean_env
+from buildkit_testing.skbuild_corpus import PORTS, apply_port, reference_venv, sample_packages
+from buildkit_testing.venvs import make_venv, make_wheelhouse, pip_install
 
 
 def timed(command: list, cwd: Path | None = None) -> float:

@@ -27,13 +27,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-# A script runs outside pytest, whose configuration puts buildkit's test utilities on sys.path.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "utils"))
-# rebuild.py's timing and project helpers (a script's folder is on sys.path)
-from rebuild import BUILDKIT_BACKEND, median, pyproject_toml, timed, touch  # noqa: E402
+# rebuild.py's timing helpers (a script's folder is on sys.path)
+from rebuild import median, timed, touch
 
-from buildkit_testing.paths import TEST_PACKAGES  # noqa: E402
-from buildkit_testing.projects import copy_sources  # noqa: E402
+from buildkit_testing.benchmark_project import BUILDKIT_BACKEND, pyproject_toml
+from buildkit_testing.paths import TEST_PACKAGES
+from buildkit_testing.projects import copy_sources
 
 SOURCES = TEST_PACKAGES / "torch_ext"
 

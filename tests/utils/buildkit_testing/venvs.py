@@ -10,8 +10,6 @@ import sysconfig
 import venv
 from pathlib import Path
 
-import pytest
-
 from buildkit_testing.paths import REPO
 from buildkit_testing.processes import clean_env, run
 
@@ -89,13 +87,3 @@ def pip_into(python: Path, wheelhouse: Path, *arguments: str, cwd=None, **env: s
     return run([sys.executable, "-m", "pip", "--python", python, *arguments], cwd=cwd,
                env=venv_env(python, wheelhouse, **env))
 
-
-PYENV = Path.home() / ".pyenv" / "versions"
-
-
-def pyenv_python(version: str) -> Path:
-    """pyenv's newest Python ``version`` (``"3.12"``); the test skips where this machine lacks it."""
-    found = sorted(PYENV.glob(f"{version}.*/bin/python3"))
-    if not found:
-        pytest.skip(f"needs Python {version} from pyenv ({PYENV}/{version}.*), which this machine lacks")
-    return found[-1]

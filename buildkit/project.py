@@ -29,6 +29,7 @@ from buildkit.builder.cmake_cache import CMakeCache
 from buildkit.builder.driver import CMakeDriver, DriverResult
 from buildkit.builder.install_manifest import read_install_manifest, read_install_names
 from buildkit.config.conditions import evaluate_condition
+from buildkit.config.invocation import DEFAULT_INVOCATION, Invocation
 from buildkit.config.modes import InstallPrefix, WheelMode
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
@@ -97,10 +98,11 @@ class Project:
 
     @classmethod
     def load(cls, root: Path | str, *, environ: Mapping[str, str] | None = None,
-             config_settings: Mapping[str, Any] | None = None) -> Project:
-        """Read settings and options; a bad value or a mode conflict raises before any work."""
+             invocation: Invocation = DEFAULT_INVOCATION) -> Project:
+        """Read settings and options for ``invocation``; a bad value or a mode conflict raises
+        before any work."""
         settings = load_settings(root, option_keys())
-        return cls(settings=settings, options=load_options(settings, environ, config_settings))
+        return cls(settings=settings, options=load_options(settings, environ, invocation.config_settings))
 
     @property
     def mode(self) -> WheelMode:

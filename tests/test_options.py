@@ -6,13 +6,12 @@ import dataclasses
 
 import pytest
 
+from buildkit.config.invocation import Invocation
 from buildkit.config.modes import WheelMode
 from buildkit.config.options import (
     FALSE_WORDS,
     TRUE_WORDS,
     BuildOptions,
-    config_settings_scope,
-    current_config_settings,
     load_options,
     merged_prefix_path,
     option_keys,
@@ -21,6 +20,8 @@ from buildkit.config.options import (
 )
 from buildkit.config.settings import load_settings
 from buildkit.errors import ConfigError, ModeConflictError
+from buildkit.frontends import handoff
+from buildkit.frontends.setuptools.flow import setup_py_invocation
 
 
 def write_project(tmp_path, table: str = "", name: str = "demo"):
@@ -249,11 +250,29 @@ def test_a_project_named_release_variable_that_reads_as_a_cmake_variable_is_refu
     assert load_options(settings, {"BUILDKIT_RELEASE_VERSION": "1.0"}).build_version == "1.0"
 
 
-def test_config_settings_scope_is_the_top_layer():
-    assert current_config_settings() is None
-    with config_settings_scope({"DEBUG": "1"}):
-        assert load_options(None, {}, current_config_settings()).resolve_build_type(None) == "Debug"
-    assert current_config_settings() is None
+def test_a_hooks_config_settings_reach_the_setup_it_runs_as_the_top_layer():
+    """A PEP 517 hook parks its invocation; the setup.py it runs makes its own from it."""
+    assert handoff.current_caller() is None
+    with handoff.calling_setup(handoff.Caller(Invocation(("build_wheel",), {"DEBUG": "1"}))):
+        caller = handoff.current_caller()
+        assert caller is not None
+        invocation = setup_py_invocation(["bdist_wheel"], caller.invocation.config_settings)
+        assert invocation.builds and invocation.staged and not invocation.for_sdist
+        assert load_options(None, {"DEBUG": "0"}, invocation.config_settings).resolve_build_type(None) == "Debug"
+    assert handoff.current_caller() is None
+
+
+@pytest.mark.parametrize(("arguments", "builds", "staged", "for_sdist"), [
+    (["develop"], True, False, False),
+    (["bdist_wheel"], True, True, False),
+    (["build_ext", "--inplace"], True, False, False),
+    (["sdist"], False, False, True),
+    (["bdist_wheel", "--help"], False, True, False),
+    (["egg_info"], False, False, False),
+])
+def test_what_a_setup_py_command_line_asks_for(arguments, builds, staged, for_sdist):
+    invocation = setup_py_invocation(arguments, {})
+    assert (invocation.builds, invocation.staged, invocation.for_sdist) == (builds, staged, for_sdist)
 
 
 def test_options_are_immutable_and_print_as_a_table():

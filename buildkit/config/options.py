@@ -414,24 +414,3 @@ def merged_prefix_path(options: BuildOptions, added: Sequence[str | Path]) -> st
             seen.append(entry)
     return ";".join(seen)
 
-
-# PEP 517 hooks run setup.py in the backend's own process; the config settings of
-# the current hook call are parked here for load_options to pick up.
-_CONFIG_SETTINGS: list[Mapping[str, Any]] = []
-
-
-def current_config_settings() -> Mapping[str, Any] | None:
-    return _CONFIG_SETTINGS[-1] if _CONFIG_SETTINGS else None
-
-
-class config_settings_scope:
-    """``with config_settings_scope(cs): ...`` makes ``cs`` the top-precedence layer."""
-
-    def __init__(self, config_settings: Mapping[str, Any] | None):
-        self.config_settings = dict(config_settings or {})
-
-    def __enter__(self) -> None:
-        _CONFIG_SETTINGS.append(self.config_settings)
-
-    def __exit__(self, *exc: object) -> None:
-        _CONFIG_SETTINGS.pop()

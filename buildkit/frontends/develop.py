@@ -14,7 +14,8 @@ import runpy
 import sys
 from pathlib import Path
 
-from buildkit.frontends import develop_state
+from buildkit.config.invocation import Invocation
+from buildkit.frontends import develop_state, handoff
 from buildkit.frontends.setuptools.flow import setup
 from buildkit.project import Project
 
@@ -35,16 +36,16 @@ def run_setup_command(root: Path, arguments: list[str]) -> None:
         sys.argv = saved_argv
 
 
-def develop(root: Path, *, register: bool = True) -> Project:
+def develop(root: Path, invocation: Invocation, *, register: bool = True) -> Project:
     """Build in place; with ``register``, also keep the editable install current."""
-    project = Project.load(root)
+    project = Project.load(root, invocation=invocation)
     with project.locked():  # through setuptools' part too
         project.build()
         if project.options.cmake_only:
             return project
         project.write_generated_files()
         if not develop_state.is_current(project, register):
-            with develop_state.handing_over(project):
+            with handoff.calling_setup(handoff.Caller(invocation, project)):
                 run_setup_command(project.root, ["develop"] if register else ["build_ext", "--inplace"])
             if not register:  # the develop command records its own state
                 develop_state.record(project, register)

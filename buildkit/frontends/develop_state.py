@@ -1,12 +1,6 @@
-"""What `buildkit develop` and `setup.py develop` share without importing setuptools.
-
-* The develop state: a fingerprint of what the ``_C`` stub and the editable
-  registration depend on besides the CMake build, so that a no-op develop skips
-  setuptools entirely.
-* The hand-over: `buildkit develop` builds once, then runs the project's
-  ``setup.py`` in-process for the setuptools part; ``buildkit.setup()`` takes the
-  project it is handed (already built, its folder locked) instead of loading and
-  building a second one.
+"""What `buildkit develop` and `setup.py develop` share without importing setuptools:
+the develop state, a fingerprint of what the ``_C`` stub and the editable registration
+depend on besides the CMake build, so that a no-op develop skips setuptools entirely.
 """
 
 from __future__ import annotations
@@ -14,8 +8,6 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from buildkit._util.fileutil import read_json, write_json
@@ -23,25 +15,6 @@ from buildkit.builder.build_state import CMAKE_CACHE, DEVELOP_RECORD, INSTALL_MA
 from buildkit.frontends.editable import find_installed, site_packages
 from buildkit.package.layout import installed_module_path
 from buildkit.project import Project
-
-_handed_over: list[Project] = []
-
-
-@contextmanager
-def handing_over(project: Project) -> Iterator[None]:
-    """While inside, ``buildkit.setup()`` for ``project.root`` uses ``project`` itself."""
-    _handed_over.append(project)
-    try:
-        yield
-    finally:
-        _handed_over.pop()
-
-
-def handed_over(root: Path) -> Project | None:
-    """The project a caller built for ``root`` and handed over, if any."""
-    if _handed_over and _handed_over[-1].root == root.resolve():
-        return _handed_over[-1]
-    return None
 
 
 def inputs_fingerprint(project: Project, register: bool) -> str:

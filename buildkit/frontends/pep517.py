@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 from setuptools import build_meta as _setuptools_hooks
 
 from buildkit.builder import install_manifest
-from buildkit.config.options import config_settings_scope
+from buildkit.config.invocation import Invocation
+from buildkit.frontends import handoff
 from buildkit.frontends.setuptools.flow import setup as buildkit_setup
 
 # Keys setuptools understands itself; everything else is buildkit's.
@@ -52,8 +53,10 @@ def _split(config_settings: _ConfigSettings) -> tuple[dict[str, Any] | None, dic
 
 
 def _call(hook: Callable[..., _T], config_settings: _ConfigSettings, *args: Any) -> _T:
+    """Run setuptools' ``hook`` with the settings it understands; the hook's invocation,
+    with buildkit's, waits for the ``buildkit.setup()`` its ``setup.py`` calls."""
     theirs, ours = _split(config_settings)
-    with config_settings_scope(ours):
+    with handoff.calling_setup(handoff.Caller(Invocation((hook.__name__,), ours))):
         return hook(*args, config_settings=theirs)
 
 
@@ -79,9 +82,8 @@ def get_requires_for_build_editable(config_settings: _ConfigSettings = None) -> 
 
 def build_wheel(wheel_directory: str, config_settings: _ConfigSettings = None,
                 metadata_directory: str | None = None) -> str:
-    theirs, ours = _split(config_settings)
-    with config_settings_scope(ours), _released_after():
-        return _setuptools.build_wheel(wheel_directory, theirs)
+    with _released_after():
+        return _call(_setuptools.build_wheel, config_settings, wheel_directory)
 
 
 def build_sdist(sdist_directory: str, config_settings: _ConfigSettings = None) -> str:
@@ -91,9 +93,8 @@ def build_sdist(sdist_directory: str, config_settings: _ConfigSettings = None) -
 
 def build_editable(wheel_directory: str, config_settings: _ConfigSettings = None,
                    metadata_directory: str | None = None) -> str:
-    theirs, ours = _split(config_settings)
-    with config_settings_scope(ours), _released_after():
-        return _setuptools.build_editable(wheel_directory, theirs)
+    with _released_after():
+        return _call(_setuptools.build_editable, config_settings, wheel_directory)
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from buildkit._util import console
+from buildkit.config.invocation import Invocation
 from buildkit.errors import exit_on_error
 from buildkit.frontends import noop_finish
 from buildkit.frontends.cli.docs import write_reference
@@ -36,19 +37,25 @@ DELEGATED: dict[str, tuple[str, str]] = {
 }
 
 
+def _invocation(args: argparse.Namespace) -> Invocation:
+    """A subcommand's invocation: develop and build build in place; no config settings on a
+    command line (the environment and [tool.buildkit] carry the options)."""
+    return Invocation((args.command,), builds=args.command in ("develop", "build"))
+
+
 def _project_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", nargs="?", default=".", type=Path, help="project folder (default: .)")
 
 
 @exit_on_error
 def _develop(args: argparse.Namespace) -> int:
-    _record_for_no_op(develop(args.path.resolve(), register=True), register=True)
+    _record_for_no_op(develop(args.path.resolve(), _invocation(args), register=True), register=True)
     return 0
 
 
 @exit_on_error
 def _build(args: argparse.Namespace) -> int:
-    _record_for_no_op(develop(args.path.resolve(), register=False), register=False)
+    _record_for_no_op(develop(args.path.resolve(), _invocation(args), register=False), register=False)
     return 0
 
 
@@ -59,7 +66,7 @@ def _record_for_no_op(project: Project, register: bool) -> None:
 
 @exit_on_error
 def _options(args: argparse.Namespace) -> int:
-    project = Project.load(args.path.resolve())
+    project = Project.load(args.path.resolve(), invocation=_invocation(args))
     console.console().print(project.options)
     return 0
 

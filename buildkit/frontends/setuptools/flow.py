@@ -15,14 +15,14 @@ no more than its build check; steps 6 to 10 are in :mod:`.packaging`.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from buildkit._util import console
-from buildkit.config.options import current_config_settings
+from buildkit.config.invocation import Invocation
 from buildkit.errors import reporting_errors
-from buildkit.frontends import develop_state, noop_finish
+from buildkit.frontends import develop_state, handoff, noop_finish
 from buildkit.project import Project
 
 if TYPE_CHECKING:
@@ -61,6 +61,15 @@ def builds_a_wheel(argv: Sequence[str]) -> bool:
     return any(arg in WHEEL_COMMANDS for arg in argv) and not any(arg in IN_PLACE_ARGUMENTS for arg in argv)
 
 
+def setup_py_invocation(arguments: Sequence[str], config_settings: Mapping[str, Any]) -> Invocation:
+    """What a ``setup.py`` command line asks for, with the config settings of the front end
+    that runs it (a PEP 517 hook's; none on a command line)."""
+    command = tuple(arguments)
+    builds = needs_build(command)
+    return Invocation(command, config_settings, builds=builds, staged=builds_a_wheel(command),
+                      for_sdist="sdist" in command and not builds)
+
+
 def _say_dropped_git_label(project: Project) -> None:
     resolved = project.resolved_version
     if resolved.git_sha and resolved.source == project.settings.version_file:
@@ -69,8 +78,11 @@ def _say_dropped_git_label(project: Project) -> None:
 
 
 def setup(**overrides: Any) -> SetupResult:
-    """Run the ten-step flow; ``overrides`` go to ``setuptools.setup`` unchanged."""
-    return reporting_errors(lambda: _setup(overrides))
+    """Run the ten-step flow; ``overrides`` go to ``setuptools.setup`` unchanged.
+
+    The entry point of ``buildkit.setup()``: the one reader of ``sys.argv`` and of the front
+    end that runs this ``setup.py`` in-process (:mod:`buildkit.frontends.handoff`)."""
+    return reporting_errors(lambda: _enter(sys.argv, handoff.current_caller(), overrides))
 
 
 def _package(project: Project, overrides: dict[str, Any]) -> Distribution:
@@ -81,18 +93,23 @@ def _package(project: Project, overrides: dict[str, Any]) -> Distribution:
     return call_setuptools(project, overrides)
 
 
-def _setup(overrides: dict[str, Any]) -> SetupResult:
-    root = _project_root()
-    handed = develop_state.handed_over(root)
-    if handed is not None:  # `buildkit develop` built it, and holds the folder's lock
-        return _package(handed, overrides)
-    project = Project.load(root, config_settings=current_config_settings())  # 1
-    project.staged = builds_a_wheel(sys.argv[1:])
-    project.for_sdist = "sdist" in sys.argv[1:] and not needs_build(sys.argv[1:])
+def _enter(argv: Sequence[str], caller: handoff.Caller | None, overrides: dict[str, Any]) -> SetupResult:
+    root = _project_root(argv[0] if argv else "")
+    if caller is not None and caller.project is not None and caller.project.root == root:
+        # `buildkit develop` built it, and holds the folder's lock
+        return _package(caller.project, overrides)
+    config_settings = caller.invocation.config_settings if caller is not None else {}
+    return _setup(root, setup_py_invocation(argv[1:], config_settings), overrides)
+
+
+def _setup(root: Path, invocation: Invocation, overrides: dict[str, Any]) -> SetupResult:
+    project = Project.load(root, invocation=invocation)  # 1
+    project.staged = invocation.staged
+    project.for_sdist = invocation.for_sdist
     if project.for_sdist:  # only then: resolving the version runs git, which no-op paths may not need
         _say_dropped_git_label(project)
     project.requirements()  # 2: a bad requirement stops here, before any build
-    if not needs_build(sys.argv[1:]):  # 4 (3 happens inside the driver's configure inputs)
+    if not invocation.builds:  # 4 (3 happens inside the driver's configure inputs)
         return _package(project, overrides)
     # One command per build folder at a time, from the CMake build to the last file
     # setuptools writes (the stub, the wheel, the editable registration).
@@ -103,17 +120,18 @@ def _setup(overrides: dict[str, Any]) -> SetupResult:
         project.write_generated_files()
         # Nothing for setuptools to do when the stub and the editable registration
         # are current: skip its machinery, as `buildkit develop` does.
-        if sys.argv[1:] == ["develop"] and develop_state.is_current(project, register=True):
+        develop = invocation.command == ("develop",)
+        if develop and develop_state.is_current(project, register=True):
             noop_finish.record(project, register=True)
             return None
         packaged = _package(project, overrides)
-        if sys.argv[1:] == ["develop"]:
+        if develop:
             noop_finish.record(project, register=True)  # setuptools returned: the develop is done
         return packaged
 
 
-def _project_root() -> Path:
-    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+def _project_root(script_name: str) -> Path:
+    script = Path(script_name) if script_name else None
     if script and script.name == "setup.py" and script.exists():
         return script.resolve().parent
     return Path.cwd().resolve()

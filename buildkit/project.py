@@ -81,6 +81,17 @@ _UNREAD: Any = object()
 
 
 @dataclass
+class _CommandProgress:
+    """What this command's build has done so far: the one part of a Project that changes."""
+
+    result: DriverResult | None = None
+    cache: CMakeCache | None = _UNREAD
+    holding_lock: bool = False
+    # A wheel build's Python sources, copied into the staging tree before CMake's install.
+    staged_sources: dict[str, Path] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Project:
     """Settings, options and build state shared by the steps and the commands."""
 
@@ -91,18 +102,16 @@ class Project:
     staged: bool = False
     # An sdist: a release artifact, so no development label (+git<sha>) in its version.
     for_sdist: bool = False
-    _result: DriverResult | None = field(default=None, init=False, repr=False)
-    _cache: CMakeCache | None = field(default=_UNREAD, init=False, repr=False)
-    _holding_lock: bool = field(default=False, init=False, repr=False)
-    _staged_sources: dict[str, Path] = field(default_factory=dict, init=False, repr=False)
+    _progress: _CommandProgress = field(default_factory=_CommandProgress, init=False, repr=False, compare=False)
 
     @classmethod
     def load(cls, root: Path | str, *, environ: Mapping[str, str] | None = None,
              invocation: Invocation = DEFAULT_INVOCATION) -> Project:
-        """Read settings and options for ``invocation``; a bad value or a mode conflict raises
-        before any work."""
+        """Read settings and options for ``invocation``, which also says where the build goes
+        and whether it makes an sdist; a bad value or a mode conflict raises before any work."""
         settings = load_settings(root, option_keys())
-        return cls(settings=settings, options=load_options(settings, environ, invocation.config_settings))
+        return cls(settings=settings, options=load_options(settings, environ, invocation.config_settings),
+                   staged=invocation.staged, for_sdist=invocation.for_sdist)
 
     @property
     def mode(self) -> WheelMode:
@@ -316,25 +325,25 @@ class Project:
     @contextmanager
     def locked(self) -> Iterator[Project]:
         """Hold the build folder's lock for a whole command: the build and what packages it."""
-        if self._holding_lock:
+        if self._progress.holding_lock:
             raise RuntimeError(f"the lock of {self.build_dir} is already held by this command")
         with lock_own_build_folder(self.build_dir, self.settings.root, self.settings.project_folders):
-            self._holding_lock = True
+            self._progress.holding_lock = True
             try:
                 yield self
             finally:
-                self._holding_lock = False
+                self._progress.holding_lock = False
 
     def build(self) -> DriverResult:
         """Configure if needed, build, install into the package tree: once per Project."""
-        if self._result is None:
-            if self._holding_lock:
-                self._result = self._run_build()
+        if self._progress.result is None:
+            if self._progress.holding_lock:
+                self._progress.result = self._run_build()
             else:
                 with self.locked():
-                    self._result = self._run_build()
-            self._cache = _UNREAD  # the configure may have changed it
-        return self._result
+                    self._progress.result = self._run_build()
+            self._progress.cache = _UNREAD  # the configure may have changed it
+        return self._progress.result
 
     def _refuse_user_files(self) -> None:
         """Before a build that may take minutes: a hand-written file where buildkit would write
@@ -351,22 +360,22 @@ class Project:
         self._refuse_user_files()
         if self.staged:  # the Python sources first: what CMake installs goes on top
             develop_outputs = read_install_names(self.build_dir, self.configured_prefix)
-            self._staged_sources = source_files(self.root, self.settings.layout, develop_outputs,
+            self._progress.staged_sources = source_files(self.root, self.settings.layout, develop_outputs,
                                                 links=self.link_guard(self.root))
             staged_installs = read_install_names(self.build_dir, self.install_prefix)
-            sync_sources(self._staged_sources, self.tree_root, staged_installs)
+            sync_sources(self._progress.staged_sources, self.tree_root, staged_installs)
         build_env.sync_mirror(self.build_environment, self.build_dir)
         return self.driver().run(lock_held=True)
 
     @property
     def built(self) -> bool:
-        return self._result is not None
+        return self._progress.result is not None
 
     @property
     def cache(self) -> CMakeCache | None:
-        if self._cache is _UNREAD:
-            self._cache = CMakeCache.read_if_exists(self.build_dir / CMAKE_CACHE)
-        return self._cache
+        if self._progress.cache is _UNREAD:
+            self._progress.cache = CMakeCache.read_if_exists(self.build_dir / CMAKE_CACHE)
+        return self._progress.cache
 
     def condition(self, when: str | None) -> bool:
         return True if when is None else evaluate_condition(when, self.cache)
@@ -417,8 +426,8 @@ class Project:
                            switched_off)
         candidates = self.installed_names
         # A wheel with Python packages ships their folders' data files too (a library-only wheel has none).
-        if self._staged_sources and self.mode is not WheelMode.LIBRARY_ONLY:
-            data, ignored = data_sources(self._staged_sources, self.settings.layout, self.tree_root, packages,
+        if self._progress.staged_sources and self.mode is not WheelMode.LIBRARY_ONLY:
+            data, ignored = data_sources(self._progress.staged_sources, self.settings.layout, self.tree_root, packages,
                                          self.root)
             candidates = list(dict.fromkeys([*map(str, data), *candidates]))
             for path in ignored:

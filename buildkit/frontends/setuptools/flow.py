@@ -104,9 +104,7 @@ def _enter(argv: Sequence[str], caller: handoff.Caller | None, overrides: dict[s
 
 def _setup(root: Path, invocation: Invocation, overrides: dict[str, Any]) -> SetupResult:
     project = Project.load(root, invocation=invocation)  # 1
-    project.staged = invocation.staged
-    project.for_sdist = invocation.for_sdist
-    if project.for_sdist:  # only then: resolving the version runs git, which no-op paths may not need
+    if invocation.for_sdist:  # only then: resolving the version runs git, which no-op paths may not need
         _say_dropped_git_label(project)
     project.requirements()  # 2: a bad requirement stops here, before any build
     if not invocation.builds:  # 4 (3 happens inside the driver's configure inputs)

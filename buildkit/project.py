@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from packaging.version import Version
 
@@ -24,9 +23,9 @@ from buildkit._util import console
 from buildkit._util.resources import cmake_dir
 from buildkit.builder import build_env, file_api, linker_script
 from buildkit.builder.build_folder import claim_build_folder, lock_own_build_folder
-from buildkit.builder.build_state import CMAKE_CACHE, LINKER_SCRIPT
-from buildkit.builder.cmake_cache import CMakeCache
-from buildkit.builder.driver import CMakeDriver, DriverResult
+from buildkit.builder.build_state import LINKER_SCRIPT
+from buildkit.builder.cmake_cache import BuildFolderCache, CMakeCache
+from buildkit.builder.driver import CMakeDriver, DriverResult, resolved_build_type
 from buildkit.builder.install_manifest import read_install_manifest, read_install_names
 from buildkit.config.conditions import evaluate_condition
 from buildkit.config.invocation import DEFAULT_INVOCATION, Invocation
@@ -77,15 +76,12 @@ from buildkit.package.version import (
 )
 from buildkit.package.wheel_root import skbuild_defines
 
-_UNREAD: Any = object()
-
 
 @dataclass
 class _CommandProgress:
     """What this command's build has done so far: the one part of a Project that changes."""
 
     result: DriverResult | None = None
-    cache: CMakeCache | None = _UNREAD
     holding_lock: bool = False
     # A wheel build's Python sources, copied into the staging tree before CMake's install.
     staged_sources: dict[str, Path] = field(default_factory=dict)
@@ -178,10 +174,7 @@ class Project:
 
     @property
     def build_type(self) -> str:
-        """The build type this build uses: an explicit request, else the cache's, else the default."""
-        cache = self.cache
-        cached = cache.get_value("CMAKE_BUILD_TYPE") if cache is not None else None
-        return self.options.resolve_build_type(cached or None)
+        return resolved_build_type(self.options, self._cache_file)
 
     def write_generated_files(self) -> bool:
         """The version module (``<package>/version.py``) and ``_native.py``, each rewritten only
@@ -314,7 +307,7 @@ class Project:
         return CMakeDriver(self.settings, self.options, install_prefix=self.install_prefix,
                            configured_prefix=self.configured_prefix,
                            extra_defines=self.extra_defines(), prefix_path=self.prefix_path(),
-                           module_path=self.build_environment.module_path())
+                           module_path=self.build_environment.module_path(), cache=self._cache_file)
 
     # ------------------------------------------------------------------ build
     def claim_build_folder(self) -> None:
@@ -342,7 +335,7 @@ class Project:
             else:
                 with self.locked():
                     self._progress.result = self._run_build()
-            self._progress.cache = _UNREAD  # the configure may have changed it
+            self._cache_file.forget()  # ninja may have run CMake again to regenerate the build
         return self._progress.result
 
     def _refuse_user_files(self) -> None:
@@ -371,11 +364,13 @@ class Project:
     def built(self) -> bool:
         return self._progress.result is not None
 
+    @cached_property
+    def _cache_file(self) -> BuildFolderCache:
+        return BuildFolderCache(self.build_dir)
+
     @property
     def cache(self) -> CMakeCache | None:
-        if self._progress.cache is _UNREAD:
-            self._progress.cache = CMakeCache.read_if_exists(self.build_dir / CMAKE_CACHE)
-        return self._progress.cache
+        return self._cache_file.entries()
 
     def condition(self, when: str | None) -> bool:
         return True if when is None else evaluate_condition(when, self.cache)

@@ -25,11 +25,13 @@ property lines (CMake turns those into properties, but ``load_cache(... READ_WIT
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from buildkit.builder.build_state import CMAKE_CACHE
 from buildkit.errors import BuildkitError
@@ -277,8 +279,6 @@ def _pytorch_value(entry: CacheEntry) -> PythonValue:
     return entry.value
 
 
-
-
 class CacheTruncatedError(CMakeCacheError):
     """CMake ends every cache line with a line break: without one the file was cut off
     (a full disk, a crash), and its last value may be cut short yet still parse."""
@@ -299,3 +299,41 @@ def read_complete_cache(path: Path) -> CMakeCache | None:
         lines = data.split(b"\n")
         raise CacheTruncatedError(str(path), len(lines), lines[-1].decode("utf-8", "replace"))
     return CMakeCache.parse(data.decode("utf-8", "surrogateescape"), str(path))
+
+
+class _Unread(enum.Enum):
+    UNREAD = 0  # CMakeCache.txt not read yet (None: read, and there is none)
+
+
+_UNREAD: Final = _Unread.UNREAD
+
+
+class BuildFolderCache:
+    """A build folder's ``CMakeCache.txt``, read once until a configure changes it: the one
+    reader of it that a command's driver and project share.
+
+    A file CMake would not read back (cut off, or a line it cannot parse) raises from
+    :meth:`entries`; :meth:`value` takes it for no value, so that the configure decision,
+    which reads :meth:`entries`, is what says so and starts from scratch."""
+
+    def __init__(self, build_dir: Path):
+        self.path = Path(build_dir) / CACHE_FILE_NAME
+        self._read: CMakeCache | _Unread | None = _UNREAD
+
+    def entries(self) -> CMakeCache | None:
+        """The parsed cache, None before the first configure."""
+        if self._read is _UNREAD:
+            self._read = read_complete_cache(self.path)
+        return self._read
+
+    def value(self, name: str) -> str | None:
+        """An entry's value; None without the entry, without a cache, or with a damaged one."""
+        try:
+            cache = self.entries()
+        except CMakeCacheError:
+            return None
+        return cache.get_value(name) if cache is not None else None
+
+    def forget(self) -> None:
+        """Read the file again next time: a configure (or ninja's regeneration) rewrote it."""
+        self._read = _UNREAD

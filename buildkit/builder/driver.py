@@ -27,7 +27,6 @@ installs into the package tree and copies ``compile_commands.json`` to the proje
 
 from __future__ import annotations
 
-import enum
 import os
 import shlex
 import shutil
@@ -36,7 +35,6 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Final
 
 from buildkit._util import console
 from buildkit._util.fileutil import read_json as _read_json
@@ -57,7 +55,13 @@ from buildkit.builder.build_state import (
     starts_as_generated,
     state_path,
 )
-from buildkit.builder.cmake_cache import CacheTruncatedError, CMakeCache, CMakeCacheError, project_uses_cuda
+from buildkit.builder.cmake_cache import (
+    BuildFolderCache,
+    CacheTruncatedError,
+    CMakeCache,
+    CMakeCacheError,
+    project_uses_cuda,
+)
 from buildkit.builder.compiler_checks import (
     check_named_compilers,
     compilers_from_cache,
@@ -86,14 +90,15 @@ from buildkit.errors import BuildFailedError
 PYTHON_CACHE_PATTERNS = ("Python_*", "Python3_*", "PYTHON_*", "_Python*", "_PYTHON*")
 
 
-class _Unread(enum.Enum):
-    UNREAD = 0  # CMakeCache.txt not read yet (None: read, and there is none)
-
-
-_UNREAD: Final = _Unread.UNREAD
-
 # The install RPATH of every configure unless the project sets its own: the library's own folder.
 DEFAULT_INSTALL_RPATH = {"linux": "$ORIGIN", "darwin": "@loader_path"}
+
+
+def resolved_build_type(options: BuildOptions, cache: BuildFolderCache) -> str:
+    """The build type a build in this folder uses: an explicit request, else the cache's, else
+    the project default.  The one answer for the driver, the project (the version module, the
+    extension's flags) and the no-op record."""
+    return options.resolve_build_type(cache.value("CMAKE_BUILD_TYPE"))
 
 
 @dataclass
@@ -114,7 +119,8 @@ class CMakeDriver:
     def __init__(self, settings: ProjectSettings, options: BuildOptions, *, install_prefix: Path,
                  configured_prefix: Path | None = None, extra_defines: Mapping[str, str] = {},
                  prefix_path: Sequence[str | Path] = (), module_path: Sequence[str | Path] = (),
-                 build_dir: Path | None = None, lock_timeout: float = DEFAULT_TIMEOUT_S):
+                 build_dir: Path | None = None, lock_timeout: float = DEFAULT_TIMEOUT_S,
+                 cache: BuildFolderCache | None = None):
         self.settings = settings
         self.options = options
         # Where this run installs, and the CMAKE_INSTALL_PREFIX of the configure: a wheel
@@ -129,23 +135,18 @@ class CMakeDriver:
         self.source_dir = settings.source_dir
         self.fingerprint_path = Path(state_path(self.build_dir, CONFIGURE_RECORD))
         self.lock_timeout = lock_timeout
-        self._cache: CMakeCache | _Unread | None = _UNREAD
+        # Shared with the Project that made this driver: one reading of the cache per version.
+        self.cache_file = cache or BuildFolderCache(self.build_dir)
         self._toolchain: Toolchain | None = None
 
     # ------------------------------------------------------------ state
     @property
     def cache(self) -> CMakeCache | None:
         """The parsed CMakeCache.txt, None before the first configure."""
-        if self._cache is _UNREAD:
-            self._cache = CMakeCache.read_complete(self.build_dir / CMAKE_CACHE)
-        return self._cache
+        return self.cache_file.entries()
 
     def _cached(self, name: str) -> str | None:
-        try:
-            cache = self.cache
-        except CMakeCacheError:
-            return None
-        return cache.get_value(name) if cache is not None else None
+        return self.cache_file.value(name)
 
     def _generator(self) -> str | None:
         return self.options.cmake_generator or self._cached("CMAKE_GENERATOR")
@@ -154,7 +155,7 @@ class CMakeDriver:
         return (self._generator() or "").startswith("Ninja")
 
     def build_type(self) -> str:
-        return self.options.resolve_build_type(self._cached("CMAKE_BUILD_TYPE"))
+        return resolved_build_type(self.options, self.cache_file)
 
     # --------------------------------------------------------- decision
     def configure_decision(self) -> Decision:
@@ -320,7 +321,7 @@ class CMakeDriver:
         except BuildFailedError as error:
             error.hint = error.hint or vanished_compiler_hint(self.options, self.build_dir)
             raise
-        self._cache = _UNREAD
+        self.cache_file.forget()
         tools = replace(tools, compilers=compilers_from_cache(self.cache))
         toolchain.record(self.build_dir, tools)
         self._toolchain = tools
@@ -336,7 +337,7 @@ class CMakeDriver:
             files.unlink()
         elif files.is_dir():
             shutil.rmtree(files)
-        self._cache = _UNREAD
+        self.cache_file.forget()
 
     # -------------------------------------------------------------- build
     def job_count(self) -> int:

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buildkit._util import console
-from buildkit.builder.build_state import CMAKE_CACHE
-from buildkit.builder.cmake_cache import CMakeCache, project_uses_cuda
+from buildkit.builder.cmake_cache import BuildFolderCache, project_uses_cuda
 from buildkit.builder.cuda_arch import architecture_numbers, minimum_arch_for_cuda, normalize_cuda_architectures
 from buildkit.builder.jobs import available_memory_mb, default_job_count, memory_warning
 from buildkit.builder.toolchain import (
@@ -106,7 +105,7 @@ def _project_uses_cuda(settings: ProjectSettings | None) -> bool:
     if settings is None:
         return False
     try:
-        cache = CMakeCache.read_if_exists(settings.build_dir / CMAKE_CACHE)
+        cache = BuildFolderCache(settings.build_dir).entries()
     except BuildkitError:  # a damaged cache: the build will say so; judge by CMakeLists.txt
         cache = None
     return project_uses_cuda(cache, settings.source_dir / "CMakeLists.txt")

@@ -21,6 +21,7 @@ from buildkit.config.options import BuildOptions
 from buildkit.config.settings import load_settings
 from buildkit.frontends.setuptools.commands.bdist_wheel import BdistWheel, dist_info_license_name
 from buildkit.project import Project
+from buildkit.project.parts import Configuration
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.processes import clean_env, run, setup_py
 from buildkit_testing.projects import write_files
@@ -180,7 +181,7 @@ def command_for(root: Path, options: BuildOptions, *, native: bool) -> BdistWhee
     settings = load_settings(root)
     dist = Distribution({"name": "demo", "version": "1.0", "packages": ["demo"],
                          "ext_modules": [Extension("demo._C", ["src/demo.c"])] if native else []})
-    dist.buildkit = Project(settings=settings, options=options)
+    dist.buildkit = Project.of(Configuration(settings, options))
     command = BdistWheel(dist)
     command.ensure_finalized()
     return command

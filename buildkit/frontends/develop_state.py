@@ -56,7 +56,7 @@ def is_current(project: Project, register: bool) -> bool:
 
 def record(project: Project, register: bool) -> None:
     stub = project.settings.extension
-    outputs = [installed_module_path(project.package_root, stub.name)] if stub else []
+    outputs = [installed_module_path(project.target.package_root, stub.name)] if stub else []
     if register:
         normalized = re.sub(r"[-_.]+", "_", project.settings.project_name).lower()
         outputs.append(find_installed(normalized, site_packages()))

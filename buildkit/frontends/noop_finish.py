@@ -91,10 +91,10 @@ def record(project: Project, register: bool) -> None:
     files += noop_record.buildkit_files()
     files = list(dict.fromkeys(files))
     root = str(project.root)
-    installer = PackageTreeInstall(build_dir, project.install_prefix, tools.cmake.path, driver.build_type())
+    installer = PackageTreeInstall(build_dir, project.target.install_prefix, tools.cmake.path, driver.build_type())
     noop_record.write_record(root, {
         "files": files, "inputs": noop_record.inputs(root, register, files),
         "build_dir": str(build_dir), "build_command": list(driver.build_command(jobs)), "jobs": jobs,
-        "install_prefix": str(project.install_prefix), "cmake": str(tools.cmake.path),
+        "install_prefix": str(project.target.install_prefix), "cmake": str(tools.cmake.path),
         "build_type": driver.build_type(), "install_summary": str(installer.summary_path),
     })

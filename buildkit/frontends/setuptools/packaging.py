@@ -92,13 +92,13 @@ def _refuse_dropped_pins(project: Project, requirements: Sequence[str]) -> None:
 
 def extensions(project: Project) -> list[setuptools.Extension]:
     """Step 6: the ``_C`` stub and the CMake-built extension modules, for this mode."""
-    stub = stub_extension(project.settings.extension, root=project.root, package_root=project.package_root,
-                          package_dir=project.package_dir, build_type=project.build_type,
+    stub = stub_extension(project.settings.extension, root=project.root, package_root=project.target.package_root,
+                          package_dir=project.target.package_dir, build_type=project.build_type,
                           osx=_osx_target(project), limited_api=project.python_api.limited_api_macro)
     names = [module.name for module in project.settings.cmake_extensions if project.condition(module.when)]
-    if project.wheel_root_install:  # every extension module CMake installed is the wheel's
+    if project.plan.wheel_root_install:  # every extension module CMake installed is the wheel's
         declared = {module.name for module in project.settings.cmake_extensions} | {stub.name if stub else ""}
-        names += [name for name in installed_extension_modules(project.install_manifest, project.package_root)
+        names += [name for name in installed_extension_modules(project.install_manifest, project.target.package_root)
                   if name not in declared]
     built: list[setuptools.Extension] = [CMakeBuiltExtension(name) for name in names]
     return mode_ext_modules(([stub] if stub else []) + built, project.mode)
@@ -126,7 +126,7 @@ def packages(project: Project) -> list[str]:
     tops = dict.fromkeys([*layout.top_level_packages, project.settings.package.split(".")[0]])
     found = []
     for top in tops:
-        folder = project.package_root / top if project.staged else project.root / layout.folder_of(top)
+        folder = project.target.package_root / top if project.target.staged else project.root / layout.folder_of(top)
         if folder.is_dir():
             # A top-level folder without __init__.py is a namespace package; below it,
             # only real packages count (lib/ and include/ hold data, not modules).
@@ -139,7 +139,7 @@ def wheel_layout(project: Project, extension_modules: Sequence[str]) -> dict[str
     """Step 8: packages, package_dir and package_data for setuptools, for this wheel mode:
     what the package-data rules select and what CMake installed into the package tree."""
     # Before the first build (a metadata-only step) a folder CMake creates is not there yet.
-    files = project.package_files() if project.package_dir.is_dir() else []
+    files = project.package_files() if project.target.package_dir.is_dir() else []
     shipped = packages(project)
     sorted_files = project.installed_files(shipped, extension_modules, switched_off(project))
     installed = sorted_files.package_data
@@ -150,11 +150,11 @@ def wheel_layout(project: Project, extension_modules: Sequence[str]) -> dict[str
     layout = {"packages": shipped, "package_data": {main: files, **installed},
               "py_modules": list(dict.fromkeys([*project.settings.layout.py_modules, *sorted_files.py_modules]))}
     # A wheel build packages the staging tree, where every top-level package sits in one root.
-    package_dir = ({"": os.path.relpath(project.package_root, project.root)} if project.staged
+    package_dir = ({"": os.path.relpath(project.target.package_root, project.root)} if project.target.staged
                    else project.settings.layout.setuptools_package_dir())
     if package_dir:
         layout["package_dir"] = package_dir
-    if project.wheel_root_install:
+    if project.plan.wheel_root_install:
         layout.update(wheel_dirs_keywords(project.install_manifest, project.build_dir, project.root))
     return layout
 
@@ -164,10 +164,11 @@ def library_wheel_layout(project: Project, files: Sequence[str]) -> dict[str, An
     wheel (one copy of each library, relocatable .pc files) when packaging, with the
     modules that tell consumers where they are."""
     package = library_package(project.settings.library_distribution)
-    layout = library_only_layout(files, project.package_dir, library_staging(project.build_dir), package)
+    layout = library_only_layout(files, project.target.package_dir, library_staging(project.build_dir), package)
     folder = Path(layout.package_dir[package])
-    if project.staged:  # a wheel build; the develop install is never rewritten
-        files, fixes = fix_library_tree(folder, files, [project.configured_prefix, project.install_prefix])
+    target = project.target
+    if target.staged:  # a wheel build; the develop install is never rewritten
+        files, fixes = fix_library_tree(folder, files, [target.configured_prefix, target.install_prefix])
         for line in fixes.describe():
             console.detail(line)
     write_package_modules(folder, package=package, distribution=project.settings.library_distribution,

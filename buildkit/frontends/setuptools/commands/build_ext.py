@@ -53,7 +53,7 @@ class BuildExt(_build_ext):
         later build of the module (Python imports ``.cpython-3XY-...so`` first)."""
         ext = self.ext_map.get(fullname)  # asked by dotted name, and by its last part alone
         if isinstance(ext, CMakeBuiltExtension):
-            built = installed_module_path(project_of(self.distribution).package_root, ext.name)
+            built = installed_module_path(project_of(self.distribution).target.package_root, ext.name)
             if built is not None:
                 return os.path.join(*fullname.split(".")[:-1], built.name)
         name: str = super().get_ext_filename(fullname)  # type: ignore[no-untyped-call]  # unannotated in the stubs
@@ -61,7 +61,7 @@ class BuildExt(_build_ext):
 
     def _place_cmake_extension(self, ext: CMakeBuiltExtension) -> None:
         project = project_of(self.distribution)
-        built = installed_module_path(project.package_root, ext.name)
+        built = installed_module_path(project.target.package_root, ext.name)
         if built is None:
             raise BuildkitError(
                 f"CMake did not install the extension module {ext.name} into the package tree.",

@@ -1,10 +1,11 @@
-"""A project's settings, build options and build state, shared by every front end.
+"""A project's configuration, wheel plan, build target and build state, shared by every front end.
 
 A :class:`Project` is loaded once per command (``setup.py``, a PEP 517 hook, the
-CLI).  It reads the settings and options, runs the CMake driver at most once, and
-answers what the packaging steps need (version, requirements, package files,
-scripts) from the settings, the options and the CMake cache.  It knows nothing of
-setuptools: the front ends turn its answers into their own calls.
+CLI), for that command's invocation.  Its three parts (:mod:`.parts`) are made then and
+never change; only the build's progress does.  It runs the CMake driver at most once,
+and answers what the packaging steps need (version, requirements, package files,
+scripts) from the parts and the CMake cache.  It knows nothing of setuptools: the
+front ends turn its answers into their own calls.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from buildkit.builder.driver import CMakeDriver, DriverResult, resolved_build_ty
 from buildkit.builder.install_manifest import read_install_manifest, read_install_names
 from buildkit.config.conditions import evaluate_condition
 from buildkit.config.invocation import DEFAULT_INVOCATION, Invocation
-from buildkit.config.modes import InstallPrefix, WheelMode
-from buildkit.config.options import BuildOptions, load_options, option_keys
-from buildkit.config.settings import ProjectSettings, load_settings
+from buildkit.config.modes import WheelMode
+from buildkit.config.options import BuildOptions
+from buildkit.config.settings import ProjectSettings
 from buildkit.package.cuda_runtime import cuda_runtime_dependency, system_runtime
 from buildkit.package.dependencies import (
     FoundDependency,
@@ -47,13 +48,7 @@ from buildkit.package.generated import refuse_user_file
 from buildkit.package.installed import InstalledFiles, PackageTree, sort_installed
 from buildkit.package.installed import report as report_installed
 from buildkit.package.installed import write_report as write_installed_report
-from buildkit.package.layout import (
-    PackageDataRule,
-    collect_package_data,
-    default_rules,
-    report_unmatched,
-    rules_from_config,
-)
+from buildkit.package.layout import collect_package_data, report_unmatched
 from buildkit.package.links import LinkGuard
 from buildkit.package.metadata_dir import metadata_dir
 from buildkit.package.python_api import PythonApi
@@ -66,7 +61,7 @@ from buildkit.package.split import (
     python_only_hint,
     write_native_loader,
 )
-from buildkit.package.staging import data_sources, source_files, staging_root, sync_sources
+from buildkit.package.staging import data_sources, source_files, sync_sources
 from buildkit.package.version import (
     VERSION_MODULE_ELSEWHERE,
     ResolvedVersion,
@@ -75,6 +70,7 @@ from buildkit.package.version import (
     write_version_file,
 )
 from buildkit.package.wheel_root import skbuild_defines
+from buildkit.project.parts import BuildTarget, Configuration, WheelPlan
 
 
 @dataclass
@@ -89,15 +85,11 @@ class _CommandProgress:
 
 @dataclass(frozen=True)
 class Project:
-    """Settings, options and build state shared by the steps and the commands."""
+    """A command's configuration, wheel plan and build target, and its build's progress."""
 
-    settings: ProjectSettings
-    options: BuildOptions
-    # A wheel build (not develop, not editable): CMake installs into a staging copy of
-    # the package tree under the build folder, and the wheel is packaged from there.
-    staged: bool = False
-    # An sdist: a release artifact, so no development label (+git<sha>) in its version.
-    for_sdist: bool = False
+    configuration: Configuration
+    plan: WheelPlan
+    target: BuildTarget
     _progress: _CommandProgress = field(default_factory=_CommandProgress, init=False, repr=False, compare=False)
 
     @classmethod
@@ -105,13 +97,27 @@ class Project:
              invocation: Invocation = DEFAULT_INVOCATION) -> Project:
         """Read settings and options for ``invocation``, which also says where the build goes
         and whether it makes an sdist; a bad value or a mode conflict raises before any work."""
-        settings = load_settings(root, option_keys())
-        return cls(settings=settings, options=load_options(settings, environ, invocation.config_settings),
-                   staged=invocation.staged, for_sdist=invocation.for_sdist)
+        configuration = Configuration.load(root, environ, invocation.config_settings)
+        return cls.of(configuration, staged=invocation.staged, for_sdist=invocation.for_sdist)
+
+    @classmethod
+    def of(cls, configuration: Configuration, *, staged: bool = False, for_sdist: bool = False) -> Project:
+        """The project of a configuration already read: built in place unless ``staged``."""
+        plan = WheelPlan.plan(configuration, for_sdist=for_sdist)
+        return cls(configuration, plan, BuildTarget.choose(configuration.settings, plan, staged=staged))
+
+    # The configuration's and the plan's most asked-for answers.
+    @property
+    def settings(self) -> ProjectSettings:
+        return self.configuration.settings
+
+    @property
+    def options(self) -> BuildOptions:
+        return self.configuration.options
 
     @property
     def mode(self) -> WheelMode:
-        return self.options.wheel_mode
+        return self.plan.mode
 
     @property
     def root(self) -> Path:
@@ -120,42 +126,6 @@ class Project:
     @property
     def build_dir(self) -> Path:
         return self.settings.build_dir
-
-    @property
-    def install_prefix(self) -> Path:
-        """The package's folder, or the package root in wheel-root mode (never for a library-only
-        wheel): in the staging tree for a wheel build, in the project otherwise."""
-        return self._prefix_under(self.tree_root)
-
-    @property
-    def configured_prefix(self) -> Path:
-        """CMAKE_INSTALL_PREFIX of the configure: always the project's own, so that develop and
-        wheel builds share one configured build folder."""
-        return self._prefix_under(self.root)
-
-    def _prefix_under(self, tree: Path) -> Path:
-        layout = self.settings.layout
-        return tree / (layout.package_root if self.wheel_root_install else layout.folder_of(self.settings.package))
-
-    @property
-    def tree_root(self) -> Path:
-        """Where the built package tree is: the project, or a wheel build's staging tree."""
-        return staging_root(self.build_dir) if self.staged else self.root
-
-    @property
-    def package_dir(self) -> Path:
-        """The built package's folder (in the staging tree for a wheel build)."""
-        return self.tree_root / self.settings.layout.folder_of(self.settings.package)
-
-    @property
-    def package_root(self) -> Path:
-        """The folder of the built top-level packages and modules (in the staging tree for a wheel build)."""
-        return self.tree_root / self.settings.layout.package_root
-
-    @property
-    def wheel_root_install(self) -> bool:
-        return (self.settings.install_prefix is InstallPrefix.WHEEL_ROOT
-                and self.mode is not WheelMode.LIBRARY_ONLY)
 
     # ---------------------------------------------------------------- version
     @cached_property
@@ -166,7 +136,7 @@ class Project:
         return resolve_version(self.root, build_version=self.options.build_version,
                                build_number=self.options.build_number,
                                version_file=self.settings.version_file,
-                               build_version_var=self.options.release_variable, git_label=not self.for_sdist)
+                               build_version_var=self.options.release_variable, git_label=not self.plan.for_sdist)
 
     @property
     def version(self) -> str:
@@ -181,15 +151,15 @@ class Project:
         when its content changes, never over a file buildkit did not write.  Records what the build
         links for `buildkit wheels` (a library-only build too)."""
         found = self.runtime_dependencies()
-        if self.staged:  # for `buildkit wheels` (auditwheel's excludes): nothing on the develop path reads it
+        if self.target.staged:  # for `buildkit wheels` (auditwheel's excludes): nothing on the develop path reads it
             record_dependencies(self.build_dir, found, system_runtime(self.settings.cuda_runtime, self.cuda_toolkit))
-        if self.mode is WheelMode.LIBRARY_ONLY or not self.package_dir.is_dir():
+        if self.mode is WheelMode.LIBRARY_ONLY or not self.target.package_dir.is_dir():
             return False
         changed = bool(self.settings.version_module) and write_version_file(
-            self.package_dir, self.resolved_version, extra={"build_type": self.build_type},
+            self.target.package_dir, self.resolved_version, extra={"build_type": self.build_type},
             name=self.settings.version_module)
         dependencies = loader_table(found, needed_libraries(self.needed_sonames, found)) if found else []
-        loader = write_native_loader(self.package_dir, package=self.settings.package,
+        loader = write_native_loader(self.target.package_dir, package=self.settings.package,
                                      library_distribution=self.settings.library_distribution,
                                      version=self.version, preload=self.settings.preload_libraries,
                                      dependencies=dependencies)
@@ -202,7 +172,7 @@ class Project:
             # C++ libraries, headers and CMake files: nothing to import; only the CUDA runtime they link.
             return pinned_requirements([], [found.requirement() for found in self.cuda_runtime()])
         base = [*self.settings.dependencies, *self.options.extra_requirements]
-        if self.for_sdist:  # nothing is built against yet: the wheel built from the sdist pins the versions
+        if self.plan.for_sdist:  # nothing is built against yet: the wheel built from the sdist pins the versions
             return base + [declared.distribution for declared in self.settings.library_dependencies]
         # A python-only wheel needs exactly this build's library wheel: known without looking for it.
         own = [f"{self.settings.library_distribution}=={self.version}"] if self.mode is WheelMode.PYTHON_ONLY else []
@@ -287,11 +257,11 @@ class Project:
         return python_api_for(self.settings.py_api)
 
     def wheel_root_defines(self) -> dict[str, str]:
-        if not self.wheel_root_install:
+        if not self.plan.wheel_root_install:
             return {}
         version = Version(self.version)
         return skbuild_defines(project_name=self.settings.project_name, public_version=version.public,
-                               release=version.release, platlib=self.install_prefix, build_dir=self.build_dir)
+                               release=version.release, platlib=self.target.install_prefix, build_dir=self.build_dir)
 
     @cached_property
     def build_environment(self) -> build_env.BuildEnvironment:
@@ -304,8 +274,8 @@ class Project:
         return list(dict.fromkeys([*found, *self.build_environment.prefix_path()]))
 
     def driver(self) -> CMakeDriver:
-        return CMakeDriver(self.settings, self.options, install_prefix=self.install_prefix,
-                           configured_prefix=self.configured_prefix,
+        return CMakeDriver(self.settings, self.options, install_prefix=self.target.install_prefix,
+                           configured_prefix=self.target.configured_prefix,
                            extra_defines=self.extra_defines(), prefix_path=self.prefix_path(),
                            module_path=self.build_environment.module_path(), cache=self._cache_file)
 
@@ -351,12 +321,12 @@ class Project:
 
     def _run_build(self) -> DriverResult:
         self._refuse_user_files()
-        if self.staged:  # the Python sources first: what CMake installs goes on top
-            develop_outputs = read_install_names(self.build_dir, self.configured_prefix)
+        if self.target.staged:  # the Python sources first: what CMake installs goes on top
+            develop_outputs = read_install_names(self.build_dir, self.target.configured_prefix)
             self._progress.staged_sources = source_files(self.root, self.settings.layout, develop_outputs,
                                                 links=self.link_guard(self.root))
-            staged_installs = read_install_names(self.build_dir, self.install_prefix)
-            sync_sources(self._progress.staged_sources, self.tree_root, staged_installs)
+            staged_installs = read_install_names(self.build_dir, self.target.install_prefix)
+            sync_sources(self._progress.staged_sources, self.target.tree_root, staged_installs)
         build_env.sync_mirror(self.build_environment, self.build_dir)
         return self.driver().run(lock_held=True)
 
@@ -378,12 +348,12 @@ class Project:
     @property
     def install_manifest(self) -> list[Path]:
         """What this command's install (into the package tree, or the staging tree) wrote."""
-        return read_install_manifest(self.build_dir, self.install_prefix)
+        return read_install_manifest(self.build_dir, self.target.install_prefix)
 
     @property
     def installed_names(self) -> list[str]:
         """:attr:`install_manifest` as strings, for passes over every installed file."""
-        return read_install_names(self.build_dir, self.install_prefix)
+        return read_install_names(self.build_dir, self.target.install_prefix)
 
     @property
     def every_installed_file(self) -> list[Path]:
@@ -391,21 +361,11 @@ class Project:
         return read_install_manifest(self.build_dir)
 
     # ----------------------------------------------------------- package data
-    @cached_property
-    def _own_rules(self) -> tuple[PackageDataRule, ...]:
-        return rules_from_config(self.settings.package_data)
-
-    @property
-    def package_data_rules(self) -> tuple[PackageDataRule, ...]:
-        """The default package-data rules, then the project's own."""
-        return (*default_rules(codegen_package=self.settings.codegen_package, package=self.settings.package),
-                *self._own_rules)
-
     def package_files(self) -> list[str]:
         """The files of the package tree that the package-data rules select, for the mode and the cache."""
-        own_rules = self._own_rules
-        result = collect_package_data(self.package_dir, self.package_data_rules, self.mode, self.cache,
-                                      links=self.link_guard(self.tree_root))
+        own_rules = self.plan.own_rules
+        result = collect_package_data(self.target.package_dir, self.plan.package_data_rules, self.mode, self.cache,
+                                      links=self.link_guard(self.target.tree_root))
         if self.built:
             # The defaults cover what a PyTorch-style tree may hold; only the project's own
             # rules are expected to match something.
@@ -417,20 +377,21 @@ class Project:
         """What becomes of each file this command's install wrote into the package tree, given
         the packages and extension modules the wheel ships.  A wheel build reports the files
         it drops by name and records them for `buildkit wheels`."""
-        tree = PackageTree(self.package_root, self.settings.package, self.package_dir, packages, extension_modules,
-                           switched_off)
+        target = self.target
+        tree = PackageTree(target.package_root, self.settings.package, target.package_dir, packages,
+                           extension_modules, switched_off)
         candidates = self.installed_names
         # A wheel with Python packages ships their folders' data files too (a library-only wheel has none).
         if self._progress.staged_sources and self.mode is not WheelMode.LIBRARY_ONLY:
-            data, ignored = data_sources(self._progress.staged_sources, self.settings.layout, self.tree_root, packages,
-                                         self.root)
+            data, ignored = data_sources(self._progress.staged_sources, self.settings.layout, target.tree_root,
+                                         packages, self.root)
             candidates = list(dict.fromkeys([*map(str, data), *candidates]))
             for path in ignored:
                 console.detail(f"left out of the wheel: {path} (.gitignore names it)")
-        result = sort_installed(candidates, tree, rules=self.package_data_rules, mode=self.mode,
+        result = sort_installed(candidates, tree, rules=self.plan.package_data_rules, mode=self.mode,
                                 cache=self.cache, wheel_exclude=self.settings.wheel_exclude,
-                                links=self.link_guard(self.tree_root))
-        if self.built and self.staged:
+                                links=self.link_guard(target.tree_root))
+        if self.built and target.staged:
             report_installed(result)
             write_installed_report(self.build_dir, result)
         return result
@@ -439,7 +400,7 @@ class Project:
         """The check of the links below ``names_from`` (the project, or the staging tree laid out
         like it): each must lead into the project or the tree being packaged (what CMake installed
         there), unless [tool.buildkit] allow-outside-links names it."""
-        return LinkGuard(names_from, list(dict.fromkeys([self.root, self.tree_root])),
+        return LinkGuard(names_from, list(dict.fromkeys([self.root, self.target.tree_root])),
                          self.settings.allow_outside_links)
 
     def scripts(self) -> list[str]:

@@ -1,0 +1,96 @@
+"""The three immutable parts of a :class:`~buildkit.project.Project`, made once per command.
+
+* :class:`Configuration`: what ``[tool.buildkit]``, the environment and the config settings say.
+* :class:`WheelPlan`: what the command packages: the wheel mode, whether it makes an sdist,
+  how CMake lays out what it installs, the package-data rules.
+* :class:`BuildTarget`: where the build goes, chosen when the project is loaded: the project
+  itself or a wheel build's staging tree; it owns the install prefix and the package folder.
+
+None of their attributes is assigned after construction: what a command asked for is
+decided by its :class:`~buildkit.config.invocation.Invocation` before the project exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from buildkit.config.modes import InstallPrefix, WheelMode
+from buildkit.config.options import BuildOptions, load_options, option_keys
+from buildkit.config.settings import ProjectSettings, load_settings
+from buildkit.package.layout import PackageDataRule, default_rules, rules_from_config
+from buildkit.package.staging import staging_root
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """The project's settings and this command's build options, read and checked once."""
+
+    settings: ProjectSettings
+    options: BuildOptions
+
+    @classmethod
+    def load(cls, root: Path | str, environ: Mapping[str, str] | None,
+             config_settings: Mapping[str, Any]) -> Configuration:
+        """A bad value or a mode conflict raises here, before any work."""
+        settings = load_settings(root, option_keys())
+        return cls(settings, load_options(settings, environ, config_settings))
+
+
+@dataclass(frozen=True)
+class WheelPlan:
+    """What this command packages, decided from the configuration and the invocation."""
+
+    mode: WheelMode
+    # An sdist: a release artifact, so no development label (+git<sha>) in its version and
+    # no pins of what the build links (nothing is built against yet).
+    for_sdist: bool
+    # CMake installs into the wheel's root (scikit-build-core's layout) rather than the
+    # package's folder; never for a library-only wheel, which has its own layout.
+    wheel_root_install: bool
+    # The project's own package-data rules: only they are expected to match something.
+    own_rules: tuple[PackageDataRule, ...]
+    # The default rules (what a PyTorch-style tree may hold), then the project's own.
+    package_data_rules: tuple[PackageDataRule, ...]
+
+    @classmethod
+    def plan(cls, configuration: Configuration, *, for_sdist: bool) -> WheelPlan:
+        settings, mode = configuration.settings, configuration.options.wheel_mode
+        own = rules_from_config(settings.package_data)
+        defaults = default_rules(codegen_package=settings.codegen_package, package=settings.package)
+        return cls(mode, for_sdist,
+                   wheel_root_install=(settings.install_prefix is InstallPrefix.WHEEL_ROOT
+                                       and mode is not WheelMode.LIBRARY_ONLY),
+                   own_rules=own, package_data_rules=(*defaults, *own))
+
+
+@dataclass(frozen=True)
+class BuildTarget:
+    """Where this command's build lands: the project itself (develop, editable, ``build_ext
+    --inplace``) or, for a wheel build, a staging copy of the package tree under the build
+    folder, packaged from there so that the source tree stays as it was."""
+
+    staged: bool
+    # Where the built package tree is: the project, or the staging tree.
+    tree_root: Path
+    # Where this build's CMake install goes: the package's folder under the tree root, or the
+    # package root in wheel-root mode.
+    install_prefix: Path
+    # CMAKE_INSTALL_PREFIX of the configure: always the project's own, so that develop and
+    # wheel builds share one configured build folder (a wheel build installs with --prefix).
+    configured_prefix: Path
+    # The built package's folder, and the folder of the built top-level packages and modules.
+    package_dir: Path
+    package_root: Path
+
+    @classmethod
+    def choose(cls, settings: ProjectSettings, plan: WheelPlan, *, staged: bool) -> BuildTarget:
+        layout = settings.layout
+        package_folder = layout.folder_of(settings.package)
+        installed_folder = layout.package_root if plan.wheel_root_install else package_folder
+        tree_root = staging_root(settings.build_dir) if staged else settings.root
+        return cls(staged, tree_root, install_prefix=tree_root / installed_folder,
+                   configured_prefix=settings.root / installed_folder, package_dir=tree_root / package_folder,
+                   package_root=tree_root / layout.package_root)

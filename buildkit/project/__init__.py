@@ -248,7 +248,7 @@ class Project:
                 "BUILDKIT_METADATA_DIR": metadata_dir(self.build_dir).as_posix(),
                 **mode_defines(self.mode, self.library_prefix), **self.dependency_defines(),
                 **self.linker_script_defines(),
-                **self.python_api.defines(skbuild=self.wheel_root_install),
+                **self.python_api.defines(skbuild=self.plan.wheel_root_install),
                 **self.wheel_root_defines()}
 
     @cached_property

@@ -22,21 +22,14 @@ from buildkit.frontends.clean import clean_project
 from buildkit_testing.git import commit_all, needs_git
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, squashed, unboxed
-
-
-def write(path: Path, text: str = "x") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
+from buildkit_testing.projects import DEMO_PROJECT, write_files
+from buildkit_testing.projects import write_file as write
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    write(root / "pyproject.toml", '[project]\nname = "demo"\nversion = "1.0"\n')
-    write(root / "demo" / "__init__.py", "")
+    root = write_files(tmp_path / "proj", DEMO_PROJECT)
     write(root / "csrc" / "demo.cpp", "int f() { return 1; }\n")
-    write(root / "CMakeLists.txt", "project(demo)\n")
     write(tmp_path / "canary" / "alive.txt", "alive")
     return root
 

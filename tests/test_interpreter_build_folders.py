@@ -19,22 +19,15 @@ from buildkit.errors import ConfigError
 from buildkit.frontends.clean import clean_project
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, squashed, unboxed
+from buildkit_testing.projects import DEMO_PROJECT, write_files
+from buildkit_testing.projects import write_file as write
 
 OTHER = "cpython-399-x86_64-linux-gnu"  # the folder of an interpreter that is not this one
 
 
-def write(path: Path, text: str = "x") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    write(root / "pyproject.toml", '[project]\nname = "demo"\nversion = "1.0"\n')
-    write(root / "demo" / "__init__.py", "")
-    write(root / "CMakeLists.txt", "project(demo)\n")
+    root = write_files(tmp_path / "proj", DEMO_PROJECT)
     return root
 
 

@@ -59,3 +59,15 @@ def write_files(root: Path, files: Mapping[str, str]) -> Path:
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text(text)
     return root
+
+
+def write_file(path: Path, text: str = "x") -> Path:
+    """``text`` at ``path``, its folders made; returns ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+# The least buildkit reads as a project (no build): its settings, package and CMake layout.
+DEMO_PROJECT = {"pyproject.toml": '[project]\nname = "demo"\nversion = "1.0"\n', "demo/__init__.py": "",
+                "CMakeLists.txt": "project(demo)\n"}

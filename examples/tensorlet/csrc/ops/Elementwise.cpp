@@ -1,6 +1,6 @@
-// Shapes, dtypes and output allocation for the elementwise ops, computed once for
-// every backend (binary_iteration, unary_iteration, where_iteration); the CPU and Meta
-// kernels here, CUDA's in ops/cuda.
+// Shapes, dtypes and outputs of the elementwise ops, computed once for every backend
+// (binary_iteration, unary_iteration, where_iteration); the CPU and Meta kernels here,
+// CUDA's in ops/cuda.
 #include "ops/Elementwise.h"
 
 #include "generated/Functions.h"
@@ -20,7 +20,22 @@ Tensor iteration_operand(const Tensor& t, ScalarType compute, Device device, con
   return expand_view(c, shape);
 }
 
+// The one out= path of the elementwise ops: an out= / in-place tensor checked (device,
+// shape, castability) and resized when empty, or a new result; and the loop's target.
+ElementwiseOutput elementwise_output(Tensor out, const std::vector<int64_t>& shape, ScalarType result, Device device,
+                                     const char* name) {
+  if (out.defined()) prepare_out(out, shape, result, device, name);
+  else out = empty_tensor(shape, result, device);
+  Tensor target = out.dtype() == result ? out : empty_tensor(shape, result, device);
+  return {std::move(out), std::move(target)};
+}
+
 }  // namespace
+
+Tensor ElementwiseOutput::finish() const {
+  if (!target.is_same(out)) tensorlet::copy_(out, target, false);
+  return out;
+}
 
 const char* binary_name(BinaryOp op) {
   switch (op) {
@@ -57,17 +72,8 @@ BinaryIteration binary_iteration(BinaryOp op, const Tensor& self, const Tensor& 
     TL_CHECK(shape == self.sizes(), "output with shape ", shape_str(self.sizes()),
              " doesn't match the broadcast shape ", shape_str(shape));
   }
-  if (out.defined()) {
-    TL_CHECK(out.device().type == device.type, name, ": the out= tensor is on ", out.device().str(),
-             " but the inputs are on ", device.str());
-    prepare_out(out, shape, result, name);
-  } else {
-    out = empty_tensor(shape, result, device);
-  }
-  BinaryIteration it;
+  BinaryIteration it{elementwise_output(std::move(out), shape, result, device, name)};
   it.compute = compute;
-  it.out = out;
-  it.target = out.dtype() == result ? out : empty_tensor(shape, result, device);
   if (device.is_meta()) return it;
   it.a = iteration_operand(self, compute, device, shape);
   it.b = iteration_operand(other, compute, device, shape);
@@ -105,17 +111,8 @@ UnaryIteration unary_iteration(UnaryOp op, const Tensor& self, Tensor out) {
            "use the `~` or `logical_not()` operator instead.");
   TL_CHECK(!(op == UnaryOp::Relu && compute == ScalarType::Bool), "Boolean inputs not supported for relu");
   TL_CHECK(!(op == UnaryOp::Abs && compute == ScalarType::Bool), name, ": not implemented for 'bool'");
-  if (out.defined()) {
-    TL_CHECK(out.device().type == self.device().type, name, ": the out= tensor is on ", out.device().str(),
-             " but the input is on ", self.device().str());
-    prepare_out(out, self.sizes(), compute, name);
-  } else {
-    out = empty_tensor(self.sizes(), compute, self.device());
-  }
-  UnaryIteration it;
+  UnaryIteration it{elementwise_output(std::move(out), self.sizes(), compute, self.device(), name)};
   it.compute = compute;
-  it.out = out;
-  it.target = out.dtype() == compute ? out : empty_tensor(self.sizes(), compute, self.device());
   if (!self.device().is_meta()) it.a = cast_to(self, compute);
   return it;
 }
@@ -155,8 +152,7 @@ Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar
   if (device.is_meta()) return it.out;
   TL_CHECK(device.is_cpu(), binary_name(op), ": no CPU kernel for device ", device.str());
   cpu::binary_kernel(op, it.target, it.a, it.b, alpha);
-  if (!it.target.is_same(it.out)) cpu::copy_kernel(it.out, it.target);
-  return it.out;
+  return it.finish();
 }
 
 Tensor unary(UnaryOp op, const Tensor& self, Tensor out) {
@@ -165,8 +161,7 @@ Tensor unary(UnaryOp op, const Tensor& self, Tensor out) {
   if (device.is_meta()) return it.out;
   TL_CHECK(device.is_cpu(), unary_name(op), ": no CPU kernel for device ", device.str());
   cpu::unary_kernel(op, it.target, it.a);
-  if (!it.target.is_same(it.out)) cpu::copy_kernel(it.out, it.target);
-  return it.out;
+  return it.finish();
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #pragma once
-// The elementwise operator families. Each op name appears once in an X-macro
-// list; the kernels registered in ops.yaml and the CPU loops are stamped out
-// from these lists.
+// The elementwise operator families and what every backend shares of them. Each op
+// name appears once in an X-macro list; the kernels registered in ops.yaml (see
+// KernelVariants.h) and the CPU loops are stamped out from these lists.
 #include "core/Tensor.h"
 
 namespace tensorlet {
@@ -28,16 +28,24 @@ enum class UnaryOp {
 
 const char* binary_name(BinaryOp op);
 
+// Where an elementwise op writes, decided once for every backend: `out` is what the op
+// returns (a new result, or the out= / in-place tensor checked by prepare_out and
+// resized when empty); `target` is where the backend's loop writes: `out` itself, or a
+// temporary in the result dtype when out= has another dtype (the loops don't convert).
+struct ElementwiseOutput {
+  Tensor out;
+  Tensor target;
+  // After the loop: `target` copied (and cast) into `out` where they differ; returns `out`.
+  Tensor finish() const;
+};
+
 // A binary op prepared once for every backend (the role of PyTorch's TensorIterator):
 // torch's refusals, the compute dtype, the broadcast shape, the common device and the
-// output -- allocated, or an out= / in-place tensor checked and resized. `a` and `b`
-// come cast to the compute dtype, on the output's device, expanded to the shape (a CPU
-// 0-dim operand joins a CUDA iteration by a copy). A backend only runs its loop over
-// (target, a, b) and, where `target` is not `out`, copies it into `out`.
-struct BinaryIteration {
-  Tensor out;     // what the op returns
-  Tensor target;  // where the loop writes: `out`, or a temporary when out= has another dtype
-  Tensor a, b;    // undefined for the Meta device: there is no loop to run
+// output. `a` and `b` come cast to the compute dtype, on the output's device, expanded
+// to the shape (a CPU 0-dim operand joins a CUDA iteration by a copy). A backend only
+// runs its loop over (target, a, b), then calls finish().
+struct BinaryIteration : ElementwiseOutput {
+  Tensor a, b;  // undefined for the Meta device: there is no loop to run
   ScalarType compute = ScalarType::Float;
 };
 BinaryIteration binary_iteration(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha,
@@ -46,12 +54,10 @@ BinaryIteration binary_iteration(BinaryOp op, const Tensor& self, const Tensor& 
 const char* unary_name(UnaryOp op);
 
 // A unary op prepared once for every backend: torch's refusals, the compute dtype
-// (float for the ops that promote integers), the output (allocated, or out= checked)
-// and `a`, self cast to the compute dtype. A backend runs its loop over (target, a).
-struct UnaryIteration {
-  Tensor out;     // what the op returns
-  Tensor target;  // where the loop writes: `out`, or a temporary when out= has another dtype
-  Tensor a;       // undefined for the Meta device
+// (float for the ops that promote integers), the output and `a`, self cast to the
+// compute dtype. A backend runs its loop over (target, a), then calls finish().
+struct UnaryIteration : ElementwiseOutput {
+  Tensor a;  // undefined for the Meta device
   ScalarType compute = ScalarType::Float;
 };
 UnaryIteration unary_iteration(UnaryOp op, const Tensor& self, Tensor out);

@@ -146,10 +146,7 @@ Tensor mm_impl(const Tensor& self, const Tensor& mat2) {
 Tensor mm_out_impl(const Tensor& self, const Tensor& mat2, const Tensor& out) {
   check_mm(self, mat2, "mm");
   std::vector<int64_t> shape = {self.size(0), mat2.size(1)};
-  const Device device = common_device({&self, &mat2});
-  TL_CHECK(out.device().type == device.type, "mm: the out= tensor is on ", out.device().str(),
-           " but the inputs are on ", device.str());
-  prepare_out(out, shape, self.dtype(), "mm");
+  prepare_out(out, shape, self.dtype(), common_device({&self, &mat2}), "mm");
   if (out.device().is_meta()) return out;
   if (out.device().is_cpu() && out.is_contiguous() && out.dtype() == self.dtype() && !out.is_same(self) &&
       !out.is_same(mat2)) {

@@ -88,7 +88,10 @@ Tensor cast_to(const Tensor& t, ScalarType dtype) {
   return out;
 }
 
-void prepare_out(const Tensor& out, const std::vector<int64_t>& shape, ScalarType result, const char* op) {
+void prepare_out(const Tensor& out, const std::vector<int64_t>& shape, ScalarType result, Device device,
+                 const char* op) {
+  TL_CHECK(out.device().type == device.type, op, ": the out= tensor is on ", out.device().str(),
+           " but the inputs are on ", device.str());
   TL_CHECK(can_cast(result, out.dtype()), op, ": result type ", scalar_type_name(result),
            " can't be cast to the desired output type ", scalar_type_name(out.dtype()));
   if (out.sizes() == shape) return;

@@ -26,8 +26,10 @@ Device common_device(std::initializer_list<const Tensor*> operands);
 // Internal helpers below bypass the dispatcher (no autograd, no tracing).
 Tensor expand_view(const Tensor& t, const std::vector<int64_t>& shape);
 Tensor cast_to(const Tensor& t, ScalarType dtype);  // `t` itself when it has that dtype already
-// Checks/prepares an out= tensor: resizes an empty one, refuses a wrong shape or an unsafe cast.
-void prepare_out(const Tensor& out, const std::vector<int64_t>& shape, ScalarType result, const char* op);
+// Checks/prepares an out= tensor for a result of `shape` and dtype `result` computed on
+// `device`: refuses another device, a wrong shape or an unsafe cast; resizes an empty one.
+void prepare_out(const Tensor& out, const std::vector<int64_t>& shape, ScalarType result, Device device,
+                 const char* op);
 
 constexpr int kMaxOperands = 4;
 

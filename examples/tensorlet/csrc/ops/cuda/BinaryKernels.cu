@@ -24,8 +24,7 @@ Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar
     });
   });
   check(cudaGetLastError(), binary_name(op));
-  if (!it.target.is_same(it.out)) tensorlet::copy_(it.out, it.target, false);
-  return it.out;
+  return it.finish();
 }
 
 }  // namespace

@@ -17,8 +17,7 @@ Tensor unary(UnaryOp op, const Tensor& self, Tensor out) {
     ops::visit_unary<scalar_t>(op, [&](const auto& body) { cuda::launch_elementwise(body, it.target, it.a); });
   });
   cuda::check(cudaGetLastError(), unary_name(op));
-  if (!it.target.is_same(it.out)) tensorlet::copy_(it.out, it.target, false);
-  return it.out;
+  return it.finish();
 }
 
 }  // namespace

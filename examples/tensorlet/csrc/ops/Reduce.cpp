@@ -1,7 +1,7 @@
 // sum / mean / amax / argmax. The input is brought into an [outer, reduced,
 // inner] contiguous layout (a free view when the reduced dims are adjacent in a
 // contiguous tensor, one copy otherwise) and handed to a single kernel: the CPU's
-// here, CUDA's in ops/cuda (both start from the *_iteration functions).
+// in ops/cpu, CUDA's in ops/cuda (both start from the *_iteration functions).
 #include "ops/Reduce.h"
 
 #include <algorithm>
@@ -76,12 +76,6 @@ ReduceIteration iteration(const Tensor& self, const std::vector<int64_t>& dims, 
   return it;
 }
 
-void run_cpu(cpu::ReduceOp op, const ReduceIteration& it) {
-  if (!it.out.device().is_cpu()) return;  // Meta: nothing to compute
-  const ReduceLayout& l = it.layout;
-  cpu::reduce_kernel(op, it.out, l.input, l.outer, l.reduced, l.inner);
-}
-
 }  // namespace
 
 ReduceIteration sum_iteration(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
@@ -136,41 +130,12 @@ Tensor finish_reduction(const ReduceIteration& it) {
   return tensorlet::div_(it.out, wrapped_scalar_tensor(Scalar(static_cast<double>(*it.mean_count))));
 }
 
-Tensor sum_impl(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
-                const std::optional<ScalarType>& dtype) {
-  ReduceIteration it = sum_iteration(self, dim, keepdim, dtype);
-  run_cpu(cpu::ReduceOp::Sum, it);
-  return it.out;
-}
-
 Tensor sum_composite(const Tensor& self, const std::optional<ScalarType>& dtype) {
   return tensorlet::sum(self, std::nullopt, false, dtype);
 }
 
-Tensor mean_impl(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
-                 const std::optional<ScalarType>& dtype) {
-  ReduceIteration it = mean_iteration(self, dim, keepdim, dtype);
-  run_cpu(cpu::ReduceOp::Sum, it);
-  return finish_reduction(it);
-}
-
 Tensor mean_composite(const Tensor& self, const std::optional<ScalarType>& dtype) {
   return tensorlet::mean(self, std::nullopt, false, dtype);
-}
-
-Tensor amax_impl(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim) {
-  ReduceIteration it = amax_iteration(self, dim, keepdim);
-  run_cpu(cpu::ReduceOp::Max, it);
-  return it.out;
-}
-
-Tensor argmax_impl(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim) {
-  ReduceIteration it = argmax_iteration(self, dim, keepdim);
-  if (it.out.device().is_cpu()) {
-    const ReduceLayout& l = it.layout;
-    cpu::argmax_kernel(it.out, l.input, l.outer, l.reduced, l.inner);
-  }
-  return it.out;
 }
 
 }  // namespace tensorlet::native

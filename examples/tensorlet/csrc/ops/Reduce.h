@@ -36,14 +36,8 @@ ReduceIteration mean_iteration(const Tensor& self, const std::optional<std::vect
                                const std::optional<ScalarType>& dtype);
 ReduceIteration amax_iteration(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim);
 ReduceIteration argmax_iteration(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim);
-// After the loop: mean's division (through the dispatcher, on the result's device).
+// After the loop: mean's division (through the dispatcher, on the result's device);
+// `out` itself for the other reductions.
 Tensor finish_reduction(const ReduceIteration& it);
 }  // namespace tensorlet::native
 
-namespace tensorlet::cpu {
-// `in` is contiguous [outer, reduced, inner]; `out` is contiguous [outer, inner].
-enum class ReduceOp { Sum, Max };
-void reduce_kernel(ReduceOp op, const Tensor& out, const Tensor& in, int64_t outer, int64_t reduced, int64_t inner);
-// Index of the first maximum along `reduced`; `out` is int64.
-void argmax_kernel(const Tensor& out, const Tensor& in, int64_t outer, int64_t reduced, int64_t inner);
-}  // namespace tensorlet::cpu

@@ -1,11 +1,12 @@
-// The CPU loops of sum, mean, amax and argmax over the shared layer's [outer, reduced,
-// inner] layout. Their bodies are ops/ReduceOps.h's reducers, the ones the CUDA kernels
+// The CPU (and Meta) kernels of sum, mean, amax and argmax: loops over the shared
+// layer's [outer, reduced, inner] layout (ops/Reduce.h's *_iteration). Their bodies are ops/ReduceOps.h's reducers, the ones the CUDA kernels
 // run; only a contiguous float or double sum leaves them, for the SIMD kernels
 // (VecKernels), whose blocked sums are faster and more accurate than one running sum.
 #include <algorithm>
 #include <memory>
 #include <type_traits>
 
+#include "generated/NativeFunctions.h"
 #include "ops/Reduce.h"
 #include "ops/ReduceOps.h"
 #include "ops/cpu/Loops.h"
@@ -93,7 +94,7 @@ void reduce_middle(const R& r, Out* out, const T* in, int64_t outer, int64_t red
 }
 
 template <typename R, typename T, typename Out>
-void reduce(const R& r, Out* out, const T* in, int64_t outer, int64_t reduced, int64_t inner) {
+void run_reduction(const R& r, Out* out, const T* in, int64_t outer, int64_t reduced, int64_t inner) {
   if (inner == 1) {
     // One long row: the row kernel itself runs in parallel.
     if (outer == 1) {
@@ -114,27 +115,48 @@ void reduce(const R& r, Out* out, const T* in, int64_t outer, int64_t reduced, i
   reduce_middle(r, out, in, outer, reduced, inner);
 }
 
-// The loop of Reducer<T> for T, the input's dtype (the shared layer has cast it to the
-// dtype the loop accumulates in).
+// The loop of `it` with Reducer<T> for T, its input's dtype (the shared layer has cast
+// it to the dtype the loop accumulates in); nothing for the Meta device (no input).
 template <template <typename> class Reducer>
-void run(const Tensor& out, const Tensor& in, int64_t outer, int64_t reduced, int64_t inner, const char* name) {
-  if (out.numel() == 0) return;
-  TL_DISPATCH_ALL_TYPES(in.dtype(), name, {
+void reduce(const native::ReduceIteration& it, const char* name) {
+  const native::ReduceLayout& l = it.layout;
+  if (!l.input.defined() || it.out.numel() == 0) return;
+  TL_DISPATCH_ALL_TYPES(l.input.dtype(), name, {
     const auto r = ops::make_reducer<Reducer, scalar_t>();
     using Result = decltype(r.result(r.identity()));
-    reduce(r, out.data<Result>(), in.data<scalar_t>(), outer, reduced, inner);
+    run_reduction(r, it.out.data<Result>(), l.input.data<scalar_t>(), l.outer, l.reduced, l.inner);
   });
 }
 
 }  // namespace
-
-void reduce_kernel(ReduceOp op, const Tensor& out, const Tensor& in, int64_t outer, int64_t reduced, int64_t inner) {
-  if (op == ReduceOp::Sum) run<ops::SumReducer>(out, in, outer, reduced, inner, "sum");
-  else run<ops::MaxReducer>(out, in, outer, reduced, inner, "amax");
-}
-
-void argmax_kernel(const Tensor& out, const Tensor& in, int64_t outer, int64_t reduced, int64_t inner) {
-  run<ops::ArgMaxReducer>(out, in, outer, reduced, inner, "argmax");
-}
-
 }  // namespace tensorlet::cpu
+
+namespace tensorlet::native {
+
+Tensor sum_impl(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
+                const std::optional<ScalarType>& dtype) {
+  ReduceIteration it = sum_iteration(self, dim, keepdim, dtype);
+  cpu::reduce<ops::SumReducer>(it, "sum");
+  return it.out;
+}
+
+Tensor mean_impl(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
+                 const std::optional<ScalarType>& dtype) {
+  ReduceIteration it = mean_iteration(self, dim, keepdim, dtype);
+  cpu::reduce<ops::SumReducer>(it, "mean");
+  return finish_reduction(it);
+}
+
+Tensor amax_impl(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim) {
+  ReduceIteration it = amax_iteration(self, dim, keepdim);
+  cpu::reduce<ops::MaxReducer>(it, "amax");
+  return it.out;
+}
+
+Tensor argmax_impl(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim) {
+  ReduceIteration it = argmax_iteration(self, dim, keepdim);
+  cpu::reduce<ops::ArgMaxReducer>(it, "argmax");
+  return it.out;
+}
+
+}  // namespace tensorlet::native

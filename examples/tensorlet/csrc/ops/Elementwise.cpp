@@ -1,17 +1,13 @@
 // Shapes, dtypes and outputs of the elementwise ops, computed once for every backend
-// (binary_iteration, unary_iteration, where_iteration); the CPU and Meta kernels here,
-// CUDA's in ops/cuda.
+// (binary_iteration, unary_iteration, where_iteration); the kernels that run loops over
+// them are in ops/cpu (CPU and Meta) and ops/cuda.
 #include "ops/Elementwise.h"
 
 #include "generated/Functions.h"
-#include "generated/NativeFunctions.h"
-#include "ops/KernelVariants.h"
 #include "ops/TensorIterator.h"
 
 namespace tensorlet {
 namespace {
-
-bool is_comparison(BinaryOp op) { return op == BinaryOp::Eq || op == BinaryOp::Lt || op == BinaryOp::Gt; }
 
 // An operand in the compute dtype on the iteration's device.
 Tensor iteration_operand(const Tensor& t, ScalarType compute, Device device, const std::vector<int64_t>& shape) {
@@ -36,6 +32,8 @@ Tensor ElementwiseOutput::finish() const {
   if (!target.is_same(out)) tensorlet::copy_(out, target, false);
   return out;
 }
+
+bool is_comparison(BinaryOp op) { return op == BinaryOp::Eq || op == BinaryOp::Lt || op == BinaryOp::Gt; }
 
 const char* binary_name(BinaryOp op) {
   switch (op) {
@@ -133,49 +131,3 @@ WhereIteration where_iteration(const Tensor& condition, const Tensor& self, cons
 }
 
 }  // namespace tensorlet
-
-namespace tensorlet::native {
-namespace {
-
-// Writes op(self, other) into `out` (allocated when undefined) and returns it.
-Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {
-  // The common case first: two CPU float tensors of one dtype and shape, a new
-  // result. Nothing to promote, broadcast or cast, so none of the work below.
-  if (!out.defined() && !alpha.is_bool() && self.dtype() == other.dtype() && is_floating_type(self.dtype()) &&
-      self.device().is_cpu() && other.device().is_cpu() && self.sizes() == other.sizes()) {
-    out = empty_tensor(self.sizes(), is_comparison(op) ? ScalarType::Bool : self.dtype(), self.device());
-    cpu::binary_kernel(op, out, self, other, alpha);
-    return out;
-  }
-  BinaryIteration it = binary_iteration(op, self, other, alpha, std::move(out));
-  const Device device = it.out.device();
-  if (device.is_meta()) return it.out;
-  TL_CHECK(device.is_cpu(), binary_name(op), ": no CPU kernel for device ", device.str());
-  cpu::binary_kernel(op, it.target, it.a, it.b, alpha);
-  return it.finish();
-}
-
-Tensor unary(UnaryOp op, const Tensor& self, Tensor out) {
-  UnaryIteration it = unary_iteration(op, self, std::move(out));
-  const Device device = it.out.device();
-  if (device.is_meta()) return it.out;
-  TL_CHECK(device.is_cpu(), unary_name(op), ": no CPU kernel for device ", device.str());
-  cpu::unary_kernel(op, it.target, it.a);
-  return it.finish();
-}
-
-}  // namespace
-
-TL_BINARY_KERNELS(impl)
-#define TL_CPU_UNARY(name, Enum, promotes) TL_UNARY_VARIANTS(impl, name, Enum)
-TL_FORALL_UNARY_OPS(TL_CPU_UNARY)
-#undef TL_CPU_UNARY
-
-Tensor where_impl(const Tensor& condition, const Tensor& self, const Tensor& other) {
-  WhereIteration it = where_iteration(condition, self, other);
-  if (it.out.device().is_meta()) return it.out;
-  cpu::where_kernel(it.out, it.condition, it.a, it.b);
-  return it.out;
-}
-
-}  // namespace tensorlet::native

@@ -1,7 +1,8 @@
 #pragma once
 // The elementwise operator families and what every backend shares of them. Each op
 // name appears once in an X-macro list; the kernels registered in ops.yaml (see
-// KernelVariants.h) and the CPU loops are stamped out from these lists.
+// KernelVariants.h) are stamped out from these lists. The backends' loops live in
+// ops/cpu and ops/cuda; nothing here names a backend.
 #include "core/Tensor.h"
 
 namespace tensorlet {
@@ -27,6 +28,7 @@ enum class UnaryOp {
 };
 
 const char* binary_name(BinaryOp op);
+bool is_comparison(BinaryOp op);  // eq, lt, gt: a bool result
 
 // Where an elementwise op writes, decided once for every backend: `out` is what the op
 // returns (a new result, or the out= / in-place tensor checked by prepare_out and
@@ -70,15 +72,5 @@ struct WhereIteration {
   Tensor condition, a, b;  // undefined for the Meta device
 };
 WhereIteration where_iteration(const Tensor& condition, const Tensor& self, const Tensor& other);
-
-namespace cpu {
-// `out` has the compute dtype (bool for comparisons) and the broadcast shape;
-// `a`/`b` have the compute dtype and are already expanded to it.
-void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha);
-void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& a);
-void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
-void copy_kernel(const Tensor& dst, const Tensor& src);  // same shape, any dtypes
-void fill_kernel(const Tensor& dst, const Scalar& value);
-}  // namespace cpu
 
 }  // namespace tensorlet

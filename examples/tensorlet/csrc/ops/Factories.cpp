@@ -1,14 +1,11 @@
-// Factories, fills, copies and conversions.
+// Factories, clones and conversions (fill_ and copy_, their loops, are in ops/cpu and ops/cuda).
 #include <cmath>
 #include <mutex>
 #include <random>
 
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
-#include "ops/Elementwise.h"
 #include "ops/Random.h"
-#include "ops/TensorIterator.h"
-#include "ops/cpu/Loops.h"
 
 namespace tensorlet {
 
@@ -120,20 +117,6 @@ Tensor randn_generic(const std::vector<int64_t>& size, const std::optional<Scala
                      const std::optional<Device>& device) {
   std::normal_distribution<double> dist(0.0, 1.0);
   return random_tensor("randn", size, dtype, device, [&](std::mt19937_64& e) { return dist(e); });
-}
-
-Tensor fill_impl_(const Tensor& self, const Scalar& value) {
-  if (self.device().is_cpu()) cpu::fill_kernel(self, value);
-  return self;
-}
-
-Tensor copy_impl_(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
-  Tensor expanded = expand_view(src, self.sizes());
-  if (self.device().is_meta() || src.device().is_meta()) return self;
-  TL_CHECK(self.device().is_cpu() && src.device().is_cpu(), "copy_: no CPU path from ", src.device().str(), " to ",
-           self.device().str());
-  cpu::copy_kernel(self, expanded);
-  return self;
 }
 
 Tensor clone_impl(const Tensor& self) {

@@ -1,7 +1,13 @@
-// The binary ops and where: their bodies are ops/BinaryOps.h's functors, the ones the
-// CUDA kernels run (visit_binary), and their contiguous float32 add/mul the SIMD kernels.
+// The CPU (and Meta) kernels of the binary ops (add, sub, mul, div, maximum, eq, lt, gt)
+// and of where: their bodies are ops/BinaryOps.h's functors, the ones the CUDA kernels
+// run (visit_binary), and their contiguous float32 add/mul the SIMD kernels. Result
+// dtypes, broadcasting, out= and in-place checks come from the shared layer
+// (binary_iteration, where_iteration), as for ops/cuda/BinaryKernels.cu.
+#include "generated/NativeFunctions.h"
 #include "ops/BinaryOps.h"
 #include "ops/Elementwise.h"
+#include "ops/KernelVariants.h"
+#include "ops/TensorIterator.h"
 #include "ops/cpu/Loops.h"
 #include "ops/cpu/VecKernels.h"
 
@@ -12,8 +18,8 @@ bool all_contiguous(const Tensor& out, const Tensor& a, const Tensor& b) {
   return out.is_contiguous() && a.is_contiguous() && b.is_contiguous();
 }
 
-}  // namespace
-
+// `out` has the result dtype (bool for comparisons) and the broadcast shape; `a`/`b`
+// have the compute dtype and are already expanded to it.
 void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   // Contiguous float32 add/mul go to the run-time selected SIMD kernels.
   if (a.dtype() == ScalarType::Float && all_contiguous(out, a, b) && a.sizes() == b.sizes() &&
@@ -31,6 +37,7 @@ void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor
   });
 }
 
+// All four operands have the broadcast shape; `a`, `b` and `out` the result dtype.
 void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
   LoopPlan plan = make_loop_plan({&out, &cond, &a, &b});
   TL_DISPATCH_ALL_TYPES(out.dtype(), "where", {
@@ -44,4 +51,39 @@ void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const 
   });
 }
 
+}  // namespace
 }  // namespace tensorlet::cpu
+
+namespace tensorlet::native {
+namespace {
+
+// Writes op(self, other) into `out` (allocated when undefined) and returns it.
+Tensor binary(BinaryOp op, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {
+  // The common case first: two CPU float tensors of one dtype and shape, a new
+  // result. Nothing to promote, broadcast or cast, so binary_iteration's work is skipped.
+  if (!out.defined() && !alpha.is_bool() && self.dtype() == other.dtype() && is_floating_type(self.dtype()) &&
+      self.device().is_cpu() && other.device().is_cpu() && self.sizes() == other.sizes()) {
+    out = empty_tensor(self.sizes(), is_comparison(op) ? ScalarType::Bool : self.dtype(), self.device());
+    cpu::binary_kernel(op, out, self, other, alpha);
+    return out;
+  }
+  BinaryIteration it = binary_iteration(op, self, other, alpha, std::move(out));
+  const Device device = it.out.device();
+  if (device.is_meta()) return it.out;
+  TL_CHECK(device.is_cpu(), binary_name(op), ": no CPU kernel for device ", device.str());
+  cpu::binary_kernel(op, it.target, it.a, it.b, alpha);
+  return it.finish();
+}
+
+}  // namespace
+
+TL_BINARY_KERNELS(impl)
+
+Tensor where_impl(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  WhereIteration it = where_iteration(condition, self, other);
+  if (it.out.device().is_meta()) return it.out;
+  cpu::where_kernel(it.out, it.condition, it.a, it.b);
+  return it.out;
+}
+
+}  // namespace tensorlet::native

@@ -81,12 +81,12 @@ def test_second_build_compiles_only_what_the_optional_parts_add(full_build):
     so the run compiles tensorlet twice in all, not three times."""
     compiled = full_build.compiled["everything on"]
     print("second phase compiled:", [Path(o).name for o in compiled])  # shown with -rP
-    added = ("/tensorlet_cuda.dir/", "/tensorlet_profiler.dir/", "/tensorlet.dir/csrc/ops/Linear.cpp.o")
+    added = ("/tensorlet_cuda.dir/", "/tensorlet_profiler.dir/", "/tensorlet.dir/csrc/ops/cpu/LinearKernels.cpp.o")
     unexpected = [o for o in compiled if not any(part in f"/{o}" for part in added)]
     assert not unexpected, f"turning the optional parts on recompiled {unexpected}"
     config = full_build.build_config()
     assert config["profiler"] and any("/tensorlet_profiler.dir/" in f"/{o}" for o in compiled)
     if config["blas"]:
-        assert "CMakeFiles/tensorlet.dir/csrc/ops/Linear.cpp.o" in compiled
+        assert "CMakeFiles/tensorlet.dir/csrc/ops/cpu/LinearKernels.cpp.o" in compiled
     if config["cuda"]:
         assert any(o.endswith(".cu.o") for o in compiled)

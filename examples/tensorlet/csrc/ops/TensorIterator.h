@@ -48,7 +48,4 @@ struct LoopPlan {
 // All operands must have the same shape (expand them first); operand 0 is the output.
 LoopPlan make_loop_plan(std::initializer_list<const Tensor*> operands);
 
-// Elements per thread below which a loop stays serial.
-constexpr int64_t kGrainSize = 32768;
-
 }  // namespace tensorlet

@@ -15,6 +15,9 @@
 
 namespace tensorlet::cpu {
 
+// Elements per thread below which a loop stays serial.
+constexpr int64_t kGrainSize = 32768;
+
 // Threads a parallel loop may use, the caller included (OMP_NUM_THREADS).
 int max_threads();
 // Inside a piece of a parallel loop (or an OpenMP region): loops run serially there.

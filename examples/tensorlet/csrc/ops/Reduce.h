@@ -41,3 +41,31 @@ ReduceIteration argmax_iteration(const Tensor& self, const std::optional<int64_t
 Tensor finish_reduction(const ReduceIteration& it);
 }  // namespace tensorlet::native
 
+// The entry points a backend registers for sum / mean / amax / argmax (ops.yaml), stamped
+// out for backend B as sum_B, mean_B, amax_B and argmax_B around the backend's own
+//   template <template <typename> class Reducer> void reduce(const ReduceIteration&, const char* name);
+// (ops/ReduceOps.h's SumReducer, MaxReducer, ArgMaxReducer), which runs nothing where
+// the iteration has no input (the Meta device).
+#define TL_REDUCE_KERNELS(B)                                                                            \
+  Tensor sum_##B(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,      \
+                 const std::optional<ScalarType>& dtype) {                                              \
+    ReduceIteration it = sum_iteration(self, dim, keepdim, dtype);                                      \
+    reduce<ops::SumReducer>(it, "sum");                                                                 \
+    return finish_reduction(it);                                                                        \
+  }                                                                                                     \
+  Tensor mean_##B(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,     \
+                  const std::optional<ScalarType>& dtype) {                                             \
+    ReduceIteration it = mean_iteration(self, dim, keepdim, dtype);                                     \
+    reduce<ops::SumReducer>(it, "mean");                                                                \
+    return finish_reduction(it);                                                                        \
+  }                                                                                                     \
+  Tensor amax_##B(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim) {                  \
+    ReduceIteration it = amax_iteration(self, dim, keepdim);                                            \
+    reduce<ops::MaxReducer>(it, "amax");                                                                \
+    return finish_reduction(it);                                                                        \
+  }                                                                                                     \
+  Tensor argmax_##B(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim) {              \
+    ReduceIteration it = argmax_iteration(self, dim, keepdim);                                          \
+    reduce<ops::ArgMaxReducer>(it, "argmax");                                                           \
+    return finish_reduction(it);                                                                        \
+  }

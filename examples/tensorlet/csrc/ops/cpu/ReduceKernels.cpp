@@ -132,31 +132,8 @@ void reduce(const native::ReduceIteration& it, const char* name) {
 }  // namespace tensorlet::cpu
 
 namespace tensorlet::native {
+using cpu::reduce;  // the loop TL_REDUCE_KERNELS runs
 
-Tensor sum_impl(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
-                const std::optional<ScalarType>& dtype) {
-  ReduceIteration it = sum_iteration(self, dim, keepdim, dtype);
-  cpu::reduce<ops::SumReducer>(it, "sum");
-  return it.out;
-}
-
-Tensor mean_impl(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
-                 const std::optional<ScalarType>& dtype) {
-  ReduceIteration it = mean_iteration(self, dim, keepdim, dtype);
-  cpu::reduce<ops::SumReducer>(it, "mean");
-  return finish_reduction(it);
-}
-
-Tensor amax_impl(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim) {
-  ReduceIteration it = amax_iteration(self, dim, keepdim);
-  cpu::reduce<ops::MaxReducer>(it, "amax");
-  return it.out;
-}
-
-Tensor argmax_impl(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim) {
-  ReduceIteration it = argmax_iteration(self, dim, keepdim);
-  cpu::reduce<ops::ArgMaxReducer>(it, "argmax");
-  return it.out;
-}
+TL_REDUCE_KERNELS(impl)
 
 }  // namespace tensorlet::native

@@ -154,31 +154,8 @@ void reduce(const native::ReduceIteration& it, const char* name) {
 }  // namespace tensorlet::cuda
 
 namespace tensorlet::native {
+using cuda::reduce;  // the loop TL_REDUCE_KERNELS runs
 
-Tensor sum_cuda(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
-                const std::optional<ScalarType>& dtype) {
-  ReduceIteration it = sum_iteration(self, dim, keepdim, dtype);
-  cuda::reduce<ops::SumReducer>(it, "sum");
-  return it.out;
-}
-
-Tensor mean_cuda(const Tensor& self, const std::optional<std::vector<int64_t>>& dim, bool keepdim,
-                 const std::optional<ScalarType>& dtype) {
-  ReduceIteration it = mean_iteration(self, dim, keepdim, dtype);
-  cuda::reduce<ops::SumReducer>(it, "mean");
-  return finish_reduction(it);
-}
-
-Tensor amax_cuda(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim) {
-  ReduceIteration it = amax_iteration(self, dim, keepdim);
-  cuda::reduce<ops::MaxReducer>(it, "amax");
-  return it.out;
-}
-
-Tensor argmax_cuda(const Tensor& self, const std::optional<int64_t>& dim, bool keepdim) {
-  ReduceIteration it = argmax_iteration(self, dim, keepdim);
-  cuda::reduce<ops::ArgMaxReducer>(it, "argmax");
-  return it.out;
-}
+TL_REDUCE_KERNELS(cuda)
 
 }  // namespace tensorlet::native

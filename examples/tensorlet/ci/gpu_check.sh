@@ -49,7 +49,8 @@ step sanitizer 90 "$SANITIZER" --tool memcheck --error-exitcode 99 $PY -m pytest
   $T/test_opinfo.py $T/test_cuda.py -k "cuda and not full_build and not build_ and not runtime_comes"
 # buildkit's own CUDA tests and the full build run buildkit in a venv over this Python's:
 # buildkit must be installed there.
-step install_buildkit 40 $PY -m pip install -q --no-deps --no-build-isolation --no-index .
+step install_buildkit 40 bash -c "$PY -m pip install -q --no-deps --no-build-isolation --no-index . && \
+  $PY -m pip install -q --no-deps --no-build-isolation --no-index -e tests/utils"  # the tests' helpers
 # tests/packages/cuda_minimal built for 8.0 (a wheel, byte-identical in two folders, then
 # develop), its saxpy run on the device (the `gpu` test) and the arch-list rows.
 TAIL=30 step buildkit_cuda 240 $PY -m pytest -p no:cacheprovider -q -rfs tests/test_cuda_minimal.py tests/test_cuda_arch.py

@@ -237,3 +237,13 @@ def test_a_crashing_tool_is_reported_by_its_exception_not_its_frames():
     assert "Traceback" in crash.stderr
     assert audit._tail(crash) == "json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: " \
                                  "line 1 column 2 (char 1)"
+
+
+def test_a_static_library_a_shipped_cmake_package_exports_is_no_finding(tmp_path):
+    """fmt 12 installs libfmt-c.a beside libfmt.so, and its fmt-targets-release.cmake imports it:
+    find_package(fmt) fails without the file, so it is part of the library wheel."""
+    targets = b'set_target_properties(fmt::fmt-c PROPERTIES IMPORTED_LOCATION_RELEASE "${_IMPORT_PREFIX}/lib/libfmt-c.a")\n'
+    files = {"pkg/lib/libfmt-c.a": b"!<arch>\n", "pkg/lib/libstray.a": b"!<arch>\n",
+             "pkg/lib/cmake/fmt/fmt-targets-release.cmake": targets}
+    findings = audit(make_wheel(tmp_path, files), tools=False).findings
+    assert [(f.check, f.file) for f in findings] == [("content", "pkg/lib/libstray.a")], findings

@@ -11,7 +11,8 @@ and the external libraries), and buildkit's own checks, pure Python on the zip:
             ``.cpython-311-*.so``; an ``abi3`` wheel -> ``.abi3.so``; a
             ``py3-none`` wheel has none); no native binary (ELF, Mach-O,
             PE) in a wheel tagged pure (``any``, ``Root-Is-Purelib: true``)
-* content - no static archives or object files
+* content - no static archives or object files, except a static library a shipped CMake
+            package file names (it exports it: find_package needs the file)
 * mode    - no world-writable file
 * layout  - every file inside the distribution's top-level folders or its
             ``.dist-info`` / ``.data``
@@ -206,12 +207,13 @@ def audit(path: Path | str, *, build_paths: Iterable[Path | str] = (), allowed_e
         packages = {n.split("/", 1)[0] for n in names if "/" in n and not n.split("/", 1)[0].endswith(
             (".dist-info", ".data"))}
         pure = _pure_tag(archive, names, platforms)
+        exported = _exported_by_cmake_packages(archive, names)
         for info in infos:
             name = info.filename
             if (info.external_attr >> 16) & 0o002:
                 findings.append(Finding("mode", f"world-writable (mode {oct((info.external_attr >> 16) & 0o7777)})",
                                         name))
-            if name.endswith(STATIC):
+            if name.endswith(STATIC) and posixpath.basename(name) not in exported:
                 findings.append(Finding("content", "static archive or object file: ships build intermediates "
                                         "nobody can load (drop it from package_data)", name))
             findings += _check_extension(name, abis)
@@ -349,6 +351,17 @@ def _rpath_problem(name: str, entry: str, packages: set[str]) -> str | None:
         where = "the install root" if target in ("", ".") else target
         return f"resolves to {where}, outside the wheel's own folders ({', '.join(sorted(packages))})"
     return None
+
+
+def _exported_by_cmake_packages(archive: zipfile.ZipFile, names: list[str]) -> set[str]:
+    """The file names the wheel's CMake package files (``*.cmake``) mention: a static library a
+    package exports (fmt's ``libfmt-c.a`` beside its shared ``libfmt.so``) is part of what it
+    ships, and ``find_package`` fails when it is missing."""
+    archives = {posixpath.basename(name) for name in names if name.endswith(".a")}
+    if not archives:
+        return set()
+    text = b"".join(archive.read(name) for name in names if name.endswith(".cmake"))
+    return {name for name in archives if name.encode() in text}
 
 
 def _abi3audit(path: Path) -> list[Finding]:

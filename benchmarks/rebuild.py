@@ -60,7 +60,7 @@ def touch(path: Path):
 
 
 def find_ninja() -> str:
-    from buildkit.builder.toolchain import find_ninja as locate
+    from buildkit.builder.toolchain.tools import find_ninja as locate
 
     return str(locate().path)
 

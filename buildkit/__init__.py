@@ -24,7 +24,7 @@ _LAZY = {
     "load_options": ("buildkit.config.options", "load_options"),
     "parse_bool": ("buildkit.config.options", "parse_bool"),
     "WheelMode": ("buildkit.config.modes", "WheelMode"),
-    "CMakeCache": ("buildkit.builder.cmake_cache", "CMakeCache"),
+    "CMakeCache": ("buildkit.builder.configure.cmake_cache", "CMakeCache"),
     "BuildkitError": ("buildkit.errors", "BuildkitError"),
 }
 

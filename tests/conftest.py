@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder import toolchain
+from buildkit.builder.toolchain import tools as toolchain
 from buildkit_testing.processes import run
 from buildkit_testing.projects import copy_test_package
 from buildkit_testing.venvs import make_venv, overlay_venv, pip_install, pip_into, venv_env

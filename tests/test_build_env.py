@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder import build_env, toolchain
+from buildkit.builder.configure import build_env
 from buildkit.builder.driver import CMakeDriver
+from buildkit.builder.toolchain import tools as toolchain
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
 from buildkit_testing.paths import build_folder

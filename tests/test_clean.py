@@ -10,7 +10,7 @@ import pytest
 
 from buildkit._util import git as git_mod
 from buildkit.builder.build_folder import claim_build_folder
-from buildkit.builder.install_manifest import read_install_manifest
+from buildkit.builder.install.manifest import read_install_manifest
 from buildkit.config.options import option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
 from buildkit.errors import BuildkitError

@@ -22,7 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder.cmake_cache import CacheEntry, CMakeCache, CMakeCacheError, is_cmake_off, is_cmake_on, parse_entry
+from buildkit.builder.configure.cmake_cache import (
+    CacheEntry,
+    CMakeCache,
+    CMakeCacheError,
+    is_cmake_off,
+    is_cmake_on,
+    parse_entry,
+)
 from buildkit.errors import BuildkitError
 
 

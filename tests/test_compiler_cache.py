@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder.cmake_cache import CMakeCache
+from buildkit.builder.configure.cmake_cache import CMakeCache
 from buildkit.builder.driver import CMakeDriver
-from buildkit.builder.toolchain import Tool, Toolchain
+from buildkit.builder.toolchain.tools import Tool, Toolchain
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
 from buildkit_testing import compiler_cache

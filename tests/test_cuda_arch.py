@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from buildkit.builder.configure_state import diff_inputs
-from buildkit.builder.cuda_arch import (
+from buildkit.builder.configure.configure_state import diff_inputs
+from buildkit.builder.driver import CMakeDriver
+from buildkit.builder.toolchain.cuda_arch import (
     architecture_numbers,
     gpu_detected,
     minimum_arch_for_cuda,
     normalize_cuda_architectures,
 )
-from buildkit.builder.driver import CMakeDriver
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
 from buildkit.errors import ConfigError

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder.cuda_arch import gpu_detected, normalize_cuda_architectures
-from buildkit.builder.toolchain import Tool, Toolchain
+from buildkit.builder.toolchain.cuda_arch import gpu_detected, normalize_cuda_architectures
+from buildkit.builder.toolchain.tools import Tool, Toolchain
 from buildkit.project import Project
 from buildkit_testing.artifacts import sha256
 from buildkit_testing.cuda import CUDA_MINIMAL_ARCH_VAR, cuda_build, device_images

@@ -58,7 +58,7 @@ def test_develop_builds_once_and_says_so_once(test_package: Callable[..., Path],
     loaded = "print(sorted(m for m in sys.modules if m in ('buildkit.project', 'buildkit.config.settings')))"
     # (what the interpreter had loaded before, a venv's .pth files included, is not counted)
     first_stage = ("print(sorted(m for m in set(sys.modules) - at_start if m in ('buildkit.project',"
-                   " 'buildkit.builder.install_step', 'typing', 'pathlib', 'json', 'subprocess')))")
+                   " 'buildkit.builder.install.step', 'typing', 'pathlib', 'json', 'subprocess')))")
     entry = "from buildkit.frontends.cli.entry import main; assert main(['develop', '.']) == 0"
     # `python setup.py develop` (runpy.run_path would load typing for itself, through pkgutil)
     setup_py = ("sys.argv = ['setup.py', 'develop']; "

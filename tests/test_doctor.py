@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder.toolchain import find_compilers, version_at_least
+from buildkit.builder.toolchain.tools import find_compilers, version_at_least
 from buildkit.config.options import BuildOptions, load_options
 from buildkit.config.settings import load_settings
 from buildkit.errors import ToolchainError

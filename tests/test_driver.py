@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder import toolchain
-from buildkit.builder.cmake_cache import CMakeCache
-from buildkit.builder.configure_state import Decision, diff_inputs, python_identity
+from buildkit.builder.configure.cmake_cache import CMakeCache
+from buildkit.builder.configure.configure_state import Decision, diff_inputs, python_identity
 from buildkit.builder.driver import CMakeDriver
+from buildkit.builder.toolchain import tools as toolchain
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
 from buildkit.errors import BuildFailedError

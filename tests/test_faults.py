@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder import toolchain
+from buildkit.builder.toolchain import tools as toolchain
 from buildkit_testing.artifacts import only_wheel, sha256
 from buildkit_testing.cuda import CUDA_MINIMAL_ARCH_VAR, cuda_build
 from buildkit_testing.paths import build_folder

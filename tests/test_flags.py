@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder.flags import (
+from buildkit.builder.toolchain.flags import (
     POSIX_WARNING_FLAGS,
     ExtensionFlags,
     OsxTarget,

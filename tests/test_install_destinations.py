@@ -1,5 +1,5 @@
 """Install rules never write outside the package tree: the destination check before an
-install and the manifest check after it (buildkit/builder/install_destinations.py), on
+install and the manifest check after it (buildkit/builder/install/destinations.py), on
 scripts written here and, end to end, on tests/packages/hostile_install through
 `buildkit develop` and `pip wheel`, with a canary folder outside the project that the
 hostile rule aims at."""
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder.install_destinations import DestinationCheck, check_written
-from buildkit.builder.install_script import read_units
+from buildkit.builder.install.destinations import DestinationCheck, check_written
+from buildkit.builder.install.script import read_units
 from buildkit.errors import BuildkitError
 from buildkit_testing.processes import hermetic, run, squashed, unboxed
 from buildkit_testing.venvs import overlay_venv

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder import install_summary, install_tree, toolchain
 from buildkit.builder.driver import CMakeDriver
-from buildkit.builder.install_script import read_units
+from buildkit.builder.install import summary as install_summary
+from buildkit.builder.install import tree as install_tree
+from buildkit.builder.install.script import read_units
+from buildkit.builder.toolchain import tools as toolchain
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
 from buildkit_testing.paths import build_folder
@@ -287,7 +289,7 @@ def test_a_check_made_while_the_build_ran_is_taken_over_only_while_it_holds(proj
 
 
 def summary_current(root: Path) -> bool:
-    """The no-op develop's first-stage answer (buildkit.builder.install_summary)."""
+    """The no-op develop's first-stage answer (buildkit.builder.install.summary)."""
     (summary,) = (build_folder(root) / ".buildkit").glob("install-*.summary")
     return install_summary.check(str(summary))[0]
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder.jobs import available_memory_mb, cpu_count, default_job_count, memory_warning
+from buildkit.builder.toolchain.jobs import available_memory_mb, cpu_count, default_job_count, memory_warning
 
 
 @pytest.mark.parametrize("cores, memory, cuda, expected", [

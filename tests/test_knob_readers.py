@@ -72,7 +72,7 @@ READERS: dict[str, list[Reader]] = {
 NAMED_ONLY = {
     "buildkit/config/options.py": "the declarations",
     "buildkit/config/settings.py": "the default names of the wheel-mode variables",
-    "buildkit/builder/linker_script.py": "its messages",
+    "buildkit/builder/toolchain/linker_script.py": "its messages",
 }
 
 

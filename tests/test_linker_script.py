@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder import linker_script as ls
+from buildkit.builder.toolchain import linker_script as ls
 from buildkit.errors import BuildkitError, ToolchainError
 from buildkit.frontends.cli import linker_script as linker_script_cli
 from buildkit_testing.paths import REPO

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from buildkit.builder import toolchain
+from buildkit.builder.toolchain import tools as toolchain
 from buildkit.errors import BuildkitError
 from buildkit.frontends.cli import report
 

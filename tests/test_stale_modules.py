@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder import module_shadows
-from buildkit.builder.install_manifest import INSTALL_MANIFEST
-from buildkit.builder.module_shadows import remove_shadowing_modules
+from buildkit.builder.install import shadows as module_shadows
+from buildkit.builder.install.manifest import INSTALL_MANIFEST
+from buildkit.builder.install.shadows import remove_shadowing_modules
 from buildkit.errors import BuildkitError
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.paths import build_folder

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder import toolchain
-from buildkit.builder.toolchain import (
+from buildkit.builder.toolchain import tools as toolchain
+from buildkit.builder.toolchain.tools import (
     Compilers,
     Tool,
     Toolchain,

@@ -1,4 +1,4 @@
-"""buildkit.builder.torch_env: which projects use torch, and a build against another torch
+"""buildkit.builder.configure.torch_env: which projects use torch, and a build against another torch
 than the one installed where the wheel goes (pip's build isolation)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder import torch_env
-from buildkit.builder.torch_env import InstalledTorch, isolation_mismatch, project_uses_torch
+from buildkit.builder.configure import torch_env
+from buildkit.builder.configure.torch_env import InstalledTorch, isolation_mismatch, project_uses_torch
 
 
 @pytest.mark.parametrize("text, uses", [

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder.torch_env import cuda_version
+from buildkit.builder.configure.torch_env import cuda_version
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.cuda import find_nvcc, needs_nvcc
 from buildkit_testing.processes import clean_env, run

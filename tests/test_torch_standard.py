@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from buildkit._util.resources import cmake_dir
-from buildkit.builder.toolchain import find_cmake
+from buildkit.builder.toolchain.tools import find_cmake
 
 PROPERTY_MULTILINE = """
 set_target_properties(torch PROPERTIES

@@ -12,16 +12,16 @@ installs into the package tree and copies ``compile_commands.json`` to the proje
   already enabled) forces a fresh configure.
 * ``CMAKE_PREFIX_PATH`` and ``CMAKE_MODULE_PATH`` come from the caller: the build
   environment's site-packages and entry points, its CMake packages mirrored into the
-  build folder first (:mod:`buildkit.builder.build_env`).
+  build folder first (:mod:`buildkit.builder.configure.build_env`).
 * A new Python reconfigures with ``-U`` patterns that drop FindPython's cached
   results, instead of deleting the cache: every other entry and object file stays.
 * The tools are recorded at configure and reused without starting them until
-  :func:`buildkit.builder.toolchain.check_record` says one is gone or changed (a ninja from a
+  :func:`buildkit.builder.toolchain.tools.check_record` says one is gone or changed (a ninja from a
   deleted pip build environment); then they are found again and CMake reconfigured.
 * ninja is run directly for the Ninja generator: ``cmake --build`` only starts it,
   and skipping cmake halves a no-op build (0.01 s instead of 0.022 s).
 * The install copies only what changed since the last install into the same prefix,
-  rule by rule (:mod:`buildkit.builder.install_step`); CMake is not started when
+  rule by rule (:mod:`buildkit.builder.install.step`); CMake is not started when
   nothing did.
 """
 
@@ -39,7 +39,6 @@ from pathlib import Path
 from buildkit._util import console
 from buildkit._util.fileutil import read_json as _read_json
 from buildkit._util.fileutil import write_json as _write_json
-from buildkit.builder import file_api, toolchain
 from buildkit.builder.build_folder import lock_own_build_folder
 from buildkit.builder.build_lock import DEFAULT_TIMEOUT_S, BuildFolderLock
 from buildkit.builder.build_output import StepResult, copy_if_changed, print_summary, run_step
@@ -55,20 +54,15 @@ from buildkit.builder.build_state import (
     starts_as_generated,
     state_path,
 )
-from buildkit.builder.cmake_cache import (
+from buildkit.builder.configure import file_api
+from buildkit.builder.configure.cmake_cache import (
     BuildFolderCache,
     CacheTruncatedError,
     CMakeCache,
     CMakeCacheError,
     project_uses_cuda,
 )
-from buildkit.builder.compiler_checks import (
-    check_named_compilers,
-    compilers_from_cache,
-    named_compilers,
-    vanished_compiler_hint,
-)
-from buildkit.builder.configure_state import (
+from buildkit.builder.configure.configure_state import (
     FINGERPRINT_FORMAT,
     TOOL_LABELS,
     Decision,
@@ -76,11 +70,18 @@ from buildkit.builder.configure_state import (
     needs_fresh,
     python_identity,
 )
-from buildkit.builder.cuda_arch import normalize_cuda_architectures
-from buildkit.builder.install_step import PackageTreeInstall
-from buildkit.builder.jobs import default_job_count
-from buildkit.builder.toolchain import Toolchain
-from buildkit.builder.torch_env import installed_torch, isolation_mismatch, project_uses_torch
+from buildkit.builder.configure.torch_env import installed_torch, isolation_mismatch, project_uses_torch
+from buildkit.builder.install.step import PackageTreeInstall
+from buildkit.builder.toolchain import tools as toolchain
+from buildkit.builder.toolchain.compiler_checks import (
+    check_named_compilers,
+    compilers_from_cache,
+    named_compilers,
+    vanished_compiler_hint,
+)
+from buildkit.builder.toolchain.cuda_arch import normalize_cuda_architectures
+from buildkit.builder.toolchain.jobs import default_job_count
+from buildkit.builder.toolchain.tools import Toolchain
 from buildkit.config.options import BuildOptions, merged_prefix_path
 from buildkit.config.settings import ProjectSettings
 from buildkit.errors import BuildFailedError

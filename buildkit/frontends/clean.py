@@ -25,7 +25,7 @@ from buildkit._util import console, git
 from buildkit._util.fileutil import KEEP_MARKER, PROTECTED_DIR_NAMES, PROTECTED_FILE_NAMES
 from buildkit.builder.build_folder import BuildFolderRefused, carries_marker, claim_build_folder
 from buildkit.builder.build_lock import lock_build_folder
-from buildkit.builder.install_manifest import read_install_manifest
+from buildkit.builder.install.manifest import read_install_manifest
 from buildkit.config.build_dir import every_interpreter_glob, is_templated, template_base
 from buildkit.config.globs import check_glob, glob_match
 from buildkit.config.settings import ProjectSettings

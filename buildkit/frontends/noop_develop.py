@@ -12,7 +12,7 @@ goes on to the full command, which records again.
 This is the first of two stages.  It imports only what the interpreter loaded at
 start-up, ``fcntl`` and buildkit's lean modules: it checks the record, starts ninja,
 and while ninja checks its own inputs on one core, compares the package tree with
-the install step's summary (:mod:`buildkit.builder.install_summary`) on the other.
+the install step's summary (:mod:`buildkit.builder.install.summary`) on the other.
 Nothing to build and nothing to install: that is the whole run.  Otherwise the
 second stage (:mod:`buildkit.frontends.noop_finish`) loads the build display and
 the install step.  Every module this one imports costs the no-op its whole import
@@ -27,9 +27,9 @@ import time
 
 from buildkit._util import console, spawn
 from buildkit._util.switches import switch_setting
-from buildkit.builder import install_summary
 from buildkit.builder.build_lock import held_here, lock_build_folder
 from buildkit.builder.build_state import LOGS, state_path
+from buildkit.builder.install import summary as install_summary
 from buildkit.builder.ninja_status import command_line, is_bookkeeping, log_stamp, status
 from buildkit.frontends.noop_record import inputs, read_record, regenerated
 

@@ -2,7 +2,7 @@
 
 :mod:`buildkit.frontends.noop_develop` found the recorded inputs unchanged, took the
 build folder's lock and started ninja; it comes here when ninja has work, failed, or
-the package tree may have changed (:mod:`buildkit.builder.install_summary` could not
+the package tree may have changed (:mod:`buildkit.builder.install.summary` could not
 say it is current).  ninja's output is shown as any build's is, and the install step
 installs what changed.
 """
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from buildkit._util.interpreter import default_build_dir
 from buildkit.builder.build_output import StepResult, print_summary, run_step
-from buildkit.builder.install_step import PackageTreeInstall
+from buildkit.builder.install.step import PackageTreeInstall
 from buildkit.builder.ninja_status import outputs_since, writes_only_its_outputs
 from buildkit.frontends import noop_record
 
 if TYPE_CHECKING:
     from buildkit._util.spawn import Process
-    from buildkit.builder.install_summary import ScanKey, Stamp
+    from buildkit.builder.install.summary import ScanKey, Stamp
     from buildkit.project import Project
 
 

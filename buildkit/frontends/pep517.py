@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from setuptools import build_meta as _setuptools_hooks
 
-from buildkit.builder import install_manifest
+from buildkit.builder.install import manifest as install_manifest
 from buildkit.config.invocation import Invocation
 from buildkit.frontends import handoff
 from buildkit.frontends.setuptools.flow import setup as buildkit_setup

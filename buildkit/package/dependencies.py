@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from buildkit._util import console
 from buildkit._util.fileutil import read_json, write_json
-from buildkit.builder import torch_env
 from buildkit.builder.build_state import DEPENDENCIES_RECORD, state_path
+from buildkit.builder.configure import torch_env
 from buildkit.config.modes import VersionPolicy
 from buildkit.config.settings import LibraryDependency
 from buildkit.errors import BuildkitError, ConfigError

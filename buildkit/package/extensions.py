@@ -14,7 +14,7 @@ from pathlib import Path
 
 from setuptools import Extension
 
-from buildkit.builder.flags import OsxTarget, extension_flags, relative_rpath_args
+from buildkit.builder.toolchain.flags import OsxTarget, extension_flags, relative_rpath_args
 from buildkit.config.settings import StubExtension
 
 

@@ -22,12 +22,13 @@ from packaging.version import Version
 
 from buildkit._util import console
 from buildkit._util.resources import cmake_dir
-from buildkit.builder import build_env, file_api, linker_script
 from buildkit.builder.build_folder import claim_build_folder, lock_own_build_folder
 from buildkit.builder.build_state import LINKER_SCRIPT
-from buildkit.builder.cmake_cache import BuildFolderCache, CMakeCache
+from buildkit.builder.configure import build_env, file_api
+from buildkit.builder.configure.cmake_cache import BuildFolderCache, CMakeCache
 from buildkit.builder.driver import CMakeDriver, DriverResult, resolved_build_type
-from buildkit.builder.install_manifest import read_install_manifest, read_install_names
+from buildkit.builder.install.manifest import read_install_manifest, read_install_names
+from buildkit.builder.toolchain import linker_script
 from buildkit.config.conditions import evaluate_condition
 from buildkit.config.invocation import DEFAULT_INVOCATION, Invocation
 from buildkit.config.modes import WheelMode

@@ -18,10 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buildkit._util import console
-from buildkit.builder.cmake_cache import BuildFolderCache, project_uses_cuda
-from buildkit.builder.cuda_arch import architecture_numbers, minimum_arch_for_cuda, normalize_cuda_architectures
-from buildkit.builder.jobs import available_memory_mb, default_job_count, memory_warning
-from buildkit.builder.toolchain import (
+from buildkit.builder.configure.cmake_cache import BuildFolderCache, project_uses_cuda
+from buildkit.builder.configure.torch_env import InstalledTorch, installed_torch, project_uses_torch
+from buildkit.builder.toolchain.cuda_arch import (
+    architecture_numbers,
+    minimum_arch_for_cuda,
+    normalize_cuda_architectures,
+)
+from buildkit.builder.toolchain.jobs import available_memory_mb, default_job_count, memory_warning
+from buildkit.builder.toolchain.tools import (
     Compilers,
     Tool,
     cache_path_for,
@@ -31,7 +36,6 @@ from buildkit.builder.toolchain import (
     probe_tool,
     version_at_least,
 )
-from buildkit.builder.torch_env import InstalledTorch, installed_torch, project_uses_torch
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.parsing import parse_bool
 from buildkit.config.settings import ProjectSettings, load_settings, setting_default

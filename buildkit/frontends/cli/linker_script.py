@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from buildkit._util import console
-from buildkit.builder.linker_script import write_linker_script
+from buildkit.builder.toolchain.linker_script import write_linker_script
 from buildkit.errors import exit_on_error
 
 

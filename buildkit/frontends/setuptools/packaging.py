@@ -18,7 +18,7 @@ from setuptools import find_packages
 from setuptools.dist import Distribution
 
 from buildkit._util import console
-from buildkit.builder.flags import OsxTarget, osx_target
+from buildkit.builder.toolchain.flags import OsxTarget, osx_target
 from buildkit.config.modes import WheelMode
 from buildkit.errors import BuildkitError
 from buildkit.frontends.setuptools.commands import cmdclass

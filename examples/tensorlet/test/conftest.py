@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder.cmake_cache import CMakeCache
+from buildkit.builder.configure.cmake_cache import CMakeCache
 from buildkit_testing.cuda import find_nvcc
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import run, steering_free_env

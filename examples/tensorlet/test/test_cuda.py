@@ -164,7 +164,7 @@ def _tool_output(*cmd) -> str:
 def test_cuda_build_compiles_and_links(full_build):
     """The session's full build (conftest.full_build, through buildkit) made
     libtensorlet_cuda for sm_80 only (plus its PTX), linked against the shared CUDA runtime."""
-    from buildkit.builder.cuda_arch import normalize_cuda_architectures
+    from buildkit.builder.toolchain.cuda_arch import normalize_cuda_architectures
 
     # buildkit turns TENSORLET_CUDA_ARCH_LIST=8.0 into CMAKE_CUDA_ARCHITECTURES: sm_80 code
     # plus, on the newest (only) entry, compute_80 PTX; CMakeLists keeps a value it is given.

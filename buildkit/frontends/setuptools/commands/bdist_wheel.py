@@ -50,8 +50,8 @@ except ImportError:  # pragma: no cover - depends on the installed setuptools
     from wheel.bdist_wheel import bdist_wheel as _bdist_wheel  # type: ignore[no-redef,import-untyped]  # the fallback for an old setuptools; wheel has no type hints
 
 from buildkit._util import console
-from buildkit.builder.flags import wheel_platform_tag
-from buildkit.builder.jobs import cpu_count
+from buildkit.builder.toolchain.flags import wheel_platform_tag
+from buildkit.builder.toolchain.jobs import cpu_count
 from buildkit.config.modes import WheelMode
 from buildkit.errors import BuildkitError
 from buildkit.frontends.setuptools.distribution import project_of

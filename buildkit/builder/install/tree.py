@@ -1,5 +1,5 @@
 """How a tree rule's files are compared and copied: the part of the install step that
-buildkit does itself (:mod:`buildkit.builder.install_step`).
+buildkit does itself (:mod:`buildkit.builder.install.step`).
 
 A tree rule is an ``install(FILES|DIRECTORY)`` of plain source paths.  Its sources are
 scanned with one ``lstat`` each, its installed files are mapped back to their sources by
@@ -15,13 +15,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from buildkit.builder import install_summary
-from buildkit.builder.install_record import Fingerprint, InstallRecord, fingerprint, source_of
-from buildkit.builder.install_script import InstallUnit
-from buildkit.builder.install_summary import scan_files
+from buildkit.builder.install import summary as install_summary
+from buildkit.builder.install.record import Fingerprint, InstallRecord, fingerprint, source_of
+from buildkit.builder.install.script import InstallUnit
+from buildkit.builder.install.summary import scan_files
 
 if TYPE_CHECKING:
-    from buildkit.builder.install_summary import ScanKey
+    from buildkit.builder.install.summary import ScanKey
 
 
 def differs(source: str, installed: str) -> bool:

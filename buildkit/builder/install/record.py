@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from buildkit._util import marshal_file
-from buildkit.builder import install_summary
-from buildkit.builder.install_summary import scan_files
+from buildkit.builder.install import summary as install_summary
+from buildkit.builder.install.summary import scan_files
 
 # Marshal data, not JSON: a tree of 8,000 headers is read and written on every edit's
 # install (10 ms and 15 ms as JSON, 2-3 ms each as marshal, measured).

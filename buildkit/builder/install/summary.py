@@ -2,7 +2,7 @@
 
 The no-op ``buildkit develop`` (:mod:`buildkit.frontends.noop_develop`) asks this
 while ninja runs, with nothing of buildkit imported but this module: the install
-step (:mod:`buildkit.builder.install_step`) and its record cost ~35 ms of a 2-core
+step (:mod:`buildkit.builder.install.step`) and its record cost ~35 ms of a 2-core
 machine to import, a third of the no-op's budget.  After every install, and every
 check that found the tree current, the install step writes a summary: the fingerprint
 of each install script it read, of each input of the rules CMake runs, of every file

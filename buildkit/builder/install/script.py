@@ -4,7 +4,7 @@
 generates: a preamble of defaults, then one ``if(CMAKE_INSTALL_COMPONENT ...)``
 block per install rule, ``include()`` blocks for subdirectories, and a postamble
 that writes ``install_manifest.txt``.  The install step runs only the blocks whose
-inputs changed (:mod:`buildkit.builder.install_step`), so each block stays CMake's
+inputs changed (:mod:`buildkit.builder.install.step`), so each block stays CMake's
 own code: a target's rpath rewrite, an export's stale-file removal and
 ``install(CODE)`` run exactly as ``cmake --install`` would run them.
 

@@ -4,8 +4,8 @@ A no-op rebuild must rewrite no installed file (IDEs, editable installs and
 ``import`` all watch those mtimes) and should not even start CMake; a rebuild after
 one edit must cost about one file's copy, however many files the project installs.
 
-Each install rule of ``cmake_install.cmake`` is a unit (:mod:`buildkit.builder.install_script`)
-with a record of its last install (:mod:`buildkit.builder.install_record`):
+Each install rule of ``cmake_install.cmake`` is a unit (:mod:`buildkit.builder.install.script`)
+with a record of its last install (:mod:`buildkit.builder.install.record`):
 
 * a *tree* rule (``install(FILES)``/``install(DIRECTORY)`` of source files) that CMake
   installed before: buildkit copies each changed file itself, atomically, keeping the
@@ -32,12 +32,15 @@ from pathlib import Path
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_atomic, write_text_if_changed
-from buildkit.builder import install_record, install_summary, install_tree, module_shadows
 from buildkit.builder.build_output import StepResult, log_dir, run_step
 from buildkit.builder.build_state import INSTALL_MANIFEST, install_state_name, state_path
-from buildkit.builder.install_destinations import DestinationCheck, check_written
-from buildkit.builder.install_manifest import manifest_copy, prefix_key, read_names
-from buildkit.builder.install_record import (
+from buildkit.builder.install import record as install_record
+from buildkit.builder.install import shadows as module_shadows
+from buildkit.builder.install import summary as install_summary
+from buildkit.builder.install import tree as install_tree
+from buildkit.builder.install.destinations import DestinationCheck, check_written
+from buildkit.builder.install.manifest import manifest_copy, prefix_key, read_names
+from buildkit.builder.install.record import (
     Fingerprint,
     InstallRecord,
     UnitRecord,
@@ -45,7 +48,7 @@ from buildkit.builder.install_record import (
     folder_times,
     verified_path,
 )
-from buildkit.builder.install_script import (
+from buildkit.builder.install.script import (
     SCRIPT,
     InstallScripts,
     InstallUnit,
@@ -57,7 +60,7 @@ from buildkit.builder.install_script import (
 
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured)
 if TYPE_CHECKING:
-    from buildkit.builder.install_summary import ScanKey
+    from buildkit.builder.install.summary import ScanKey
 
 
 @dataclass
@@ -380,7 +383,7 @@ class PackageTreeInstall:
         self.pending.unlink(missing_ok=True)
 
     def _summarize(self, check: InstallCheck, record: InstallRecord | None, copied: dict[str, Fingerprint]) -> None:
-        """What the no-op develop's first stage compares (:mod:`buildkit.builder.install_summary`):
+        """What the no-op develop's first stage compares (:mod:`buildkit.builder.install.summary`):
         the tree as this check found it, with the sources this install ``copied`` as they were
         when copied (the record holds the same, without its trees being expanded)."""
         if check.scripts is None or record is None:

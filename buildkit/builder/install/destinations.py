@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buildkit.builder.build_state import WHEEL_DIRS
-from buildkit.builder.install_script import SCRIPT, Command, InstallUnit, UnreadableScript, commands
+from buildkit.builder.install.script import SCRIPT, Command, InstallUnit, UnreadableScript, commands
 from buildkit.errors import BuildkitError
 
 PREFIX_VARIABLE = "${CMAKE_INSTALL_PREFIX}"

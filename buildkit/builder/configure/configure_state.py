@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from buildkit.builder.cmake_cache import CMakeCache, is_cmake_notfound
+from buildkit.builder.configure.cmake_cache import CMakeCache, is_cmake_notfound
 
 FINGERPRINT_FORMAT = 1
 TOOL_LABELS = {"cmake": "cmake", "ninja": "ninja", "c": "C compiler", "cxx": "C++ compiler", "nvcc": "nvcc"}

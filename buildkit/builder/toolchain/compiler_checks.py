@@ -9,10 +9,10 @@ import shlex
 import shutil
 from pathlib import Path
 
-from buildkit.builder import toolchain
-from buildkit.builder.cmake_cache import CMakeCache, is_cmake_notfound
-from buildkit.builder.configure_state import CACHE_COMPILERS, TOOL_LABELS
-from buildkit.builder.toolchain import Compilers
+from buildkit.builder.configure.cmake_cache import CMakeCache, is_cmake_notfound
+from buildkit.builder.configure.configure_state import CACHE_COMPILERS, TOOL_LABELS
+from buildkit.builder.toolchain import tools as toolchain
+from buildkit.builder.toolchain.tools import Compilers
 from buildkit.config.options import BuildOptions
 from buildkit.errors import ToolchainError
 

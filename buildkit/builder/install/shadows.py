@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from buildkit._util import console
-from buildkit.builder.install_manifest import read_install_manifest
+from buildkit.builder.install.manifest import read_install_manifest
 from buildkit.errors import BuildkitError
 
 

@@ -11,7 +11,6 @@ Keys that are also build options (``build-type``, ``max-jobs``...) are declared 
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -21,77 +20,27 @@ from typing import Any
 from buildkit._util.interpreter import DEFAULT_BUILD_DIR, expand_build_dir
 from buildkit._util.switches import switch_word
 from buildkit.config.build_dir import check_build_dir
-from buildkit.config.conditions import parse_condition
-from buildkit.config.globs import check_glob
 from buildkit.config.modes import CudaRuntime, InstallPrefix, VersionPolicy, WheelMode
-from buildkit.config.python_layout import PythonLayout, detect_layout, inside_project
+from buildkit.config.python_layout import PythonLayout, detect_layout
 from buildkit.config.schema import KeyDoc, describe, read_table, setting
+from buildkit.config.value_rules import (
+    SCRIPT_NAME_FORM,
+    are_globs,
+    are_inside_project,
+    is_condition,
+    is_distribution_name,
+    is_dotted_name,
+    is_entry_point,
+    is_inside_project,
+    is_module_path,
+    is_positive,
+    is_py_api,
+    is_script_name,
+)
 from buildkit.errors import ConfigError
 
 TABLE = "tool.buildkit"
 _TITLE = f"[{TABLE}]"
-
-
-# ------------------------------------------------------------- value rules
-
-def _is_dotted_name(text: str) -> bool:
-    return all(part.isidentifier() for part in text.split("."))
-
-
-def _is_condition(text: str) -> bool:
-    parse_condition(text)  # raises a ConfigError that quotes the condition
-    return True
-
-
-def _are_globs(patterns: tuple[str, ...]) -> bool:
-    for pattern in patterns:
-        check_glob(pattern)  # raises a ConfigError that quotes the pattern
-    return bool(patterns)
-
-
-def _is_entry_point(text: str) -> bool:
-    return re.fullmatch(r"\s*[A-Za-z_][\w.]*\s*:\s*[A-Za-z_][\w.]*\s*", text) is not None
-
-
-# The entry-points specification's recommended names (packaging.python.org, "Entry points
-# specification"): a console script's name becomes a file in the environment's scripts
-# folder and a command in a shell, so a path separator, whitespace or a shell
-# metacharacter must never reach it; names of dots only (`.`, `..`) are folders.
-SCRIPT_NAME_FORM = "letters, digits, `_`, `.` and `-`, not only dots"
-
-
-def is_script_name(text: str) -> bool:
-    return re.fullmatch(r"[\w.-]+", text, re.ASCII) is not None and text.strip(".") != ""
-
-
-def _is_module_path(text: str) -> bool:
-    """A module file below the package folder ('' for none): identifiers joined by ``/``, so
-    no absolute path and no ``..`` can take it out of the package."""
-    return text == "" or (text.endswith(".py") and all(part.isidentifier() for part in text[:-3].split("/")))
-
-
-def _is_inside_project(text: str) -> bool:
-    return inside_project(text) is not None
-
-
-def _are_inside_project(paths: tuple[str, ...]) -> bool:
-    return all(map(_is_inside_project, paths))
-
-
-def _is_distribution_name(text: str) -> bool:
-    return re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", text) is not None
-
-
-# scikit-build-core's `wheel.py-api` values (buildkit.package.python_api says what each gives).
-PY_API_FORM = re.compile(r"^(?:cp3(?P<minor>\d+)|py3|py2\.py3)$")
-
-
-def _is_py_api(text: str) -> bool:
-    return PY_API_FORM.match(text) is not None
-
-
-def _is_positive(number: int) -> bool:
-    return number > 0
 
 
 _WHEN_DOC = ("CMake cache condition: variable names joined by `and`/`or`, each optionally preceded by `not`, "
@@ -100,7 +49,7 @@ _WHEN_DOC = ("CMake cache condition: variable names joined by `and`/`or`, each o
 
 def _when(purpose: str, **default: Any) -> Any:
     """A ``when`` key: what the condition gates, then the condition syntax."""
-    return setting(f"{purpose} {_WHEN_DOC}", kind="condition", check=_is_condition, **default)
+    return setting(f"{purpose} {_WHEN_DOC}", kind="condition", check=is_condition, **default)
 
 
 # -------------------------------------------------------------- sub-tables
@@ -110,7 +59,7 @@ class StubExtension:
     """``extension``: the thin ``_C`` stub that ``build_ext`` compiles and links."""
 
     name: str = setting("Dotted module name of the stub, e.g. `pkg._C`.", kind="dotted module name",
-                        check=_is_dotted_name)
+                        check=is_dotted_name)
     sources: tuple[str, ...] = setting("C sources of the stub, relative to the project, e.g. `[\"csrc/stub.c\"]`.",
                                        kind="non-empty list of strings", check=bool)
     libraries: tuple[str, ...] = setting("CMake-built libraries the stub links, e.g. `[\"pkg_python\"]`.", default=())
@@ -126,7 +75,7 @@ class CMakeExtension:
     """One of ``cmake-extensions``: a module CMake builds and installs into the package tree."""
 
     name: str = setting("Dotted module name, e.g. `pkg.functional._C`.", kind="dotted module name",
-                        check=_is_dotted_name)
+                        check=is_dotted_name)
     when: str | None = _when("Register the module only when this CMake cache condition holds.",
                              default=None)
 
@@ -136,7 +85,7 @@ class OptionalPackage:
     """One of ``optional-packages``: a subpackage that ships only when a condition holds."""
 
     package: str = setting("Dotted name of the subpackage, e.g. `pkg.functional`.", kind="dotted module name",
-                           check=_is_dotted_name)
+                           check=is_dotted_name)
     when: str = _when("Ship the subpackage only when this CMake cache condition holds.")
 
 
@@ -147,7 +96,7 @@ class Script:
     name: str = setting("Command name, e.g. `pkg-info`.", kind=f"script name ({SCRIPT_NAME_FORM})",
                         check=is_script_name)
     target: str = setting("Function it runs, `module:function`.", kind="entry point (`module:function`)",
-                          check=_is_entry_point)
+                          check=is_entry_point)
     when: str | None = _when("Install the script only when this CMake cache condition holds.",
                              default=None)
 
@@ -157,7 +106,7 @@ class LibraryDependency:
     """One of ``library-dependencies``: another distribution's native libraries this project links."""
 
     distribution: str = setting("Its distribution name, e.g. `libfmt`, `torch`, `nvidia-cuda-runtime`.",
-                                kind="distribution name", check=_is_distribution_name)
+                                kind="distribution name", check=is_distribution_name)
     cmake_package: str | None = setting(
         "The package `find_package()` looks for in it, e.g. `fmt` or `Torch`: buildkit points "
         "`<cmake-package>_ROOT` at the distribution's folder, so no other copy on the system wins.", default=None)
@@ -176,10 +125,10 @@ _GLOBS_DOC = ("relative to the package directory: `*`, `?` and `[..]` stay insid
 class PackageDataEntry:
     """One of ``package-data``: files of the package tree shipped in some wheels."""
 
-    include: tuple[str, ...] = setting("Files to ship, " + _GLOBS_DOC, kind=_GLOBS, check=_are_globs,
+    include: tuple[str, ...] = setting("Files to ship, " + _GLOBS_DOC, kind=_GLOBS, check=are_globs,
                                        lone_string=True)
     exclude: tuple[str, ...] = setting("Files among those not to ship, " + _GLOBS_DOC, kind=_GLOBS,
-                                       check=_are_globs, lone_string=True, default=())
+                                       check=are_globs, lone_string=True, default=())
     modes: frozenset[WheelMode] | None = setting(
         "Wheels the rule applies to. Unset: every wheel.",
         kind="wheel mode or list of wheel modes (`full`, `library-only`, `python-only`)",
@@ -212,7 +161,7 @@ class ProjectSettings:
         "Import package that CMake installs into (`<package>/lib`, `include`, `share/cmake`). "
         "Default: the `[project]` name with `-` and `.` replaced by `_`, unless `packages` (or `[tool.setuptools]`) "
         "declares top-level packages without that name: then the first of them.",
-        kind="dotted module name", check=_is_dotted_name, default=None, derived=True)
+        kind="dotted module name", check=is_dotted_name, default=None, derived=True)
     packages: tuple[str, ...] = setting(
         "Folders of the top-level import packages, relative to the project, e.g. `[\"src/pkg\"]` "
         "(scikit-build-core's `wheel.packages`). Default: `[tool.setuptools]` `package-dir`/`packages`, else the "
@@ -255,22 +204,22 @@ class ProjectSettings:
         "The module buildkit generates with `__version__`, relative to the package's folder, e.g. `_version.py`; "
         "`\"\"` generates none. A file there that buildkit did not write (no `# Generated by buildkit` line at its "
         "top) is never overwritten: the build stops and names it.",
-        kind="`.py` path inside the package, or `\"\"`", check=_is_module_path, default="version.py")
+        kind="`.py` path inside the package, or `\"\"`", check=is_module_path, default="version.py")
     dependencies: tuple[str, ...] = setting(
         "Install requirements of the wheel (the `[project]` table lists `dependencies` as dynamic).", default=())
     licenses: tuple[str, ...] = setting(
         "Third-party license files concatenated into the wheel's license file, relative to the project (none may "
         "lead outside it, through `..` or a link).", kind="list of paths inside the project",
-        check=_are_inside_project, default=())
+        check=are_inside_project, default=())
     readme: str = setting("File used as the long description, relative to the project (it may not lead outside "
-                          "it, through `..` or a link).", kind="path inside the project", check=_is_inside_project,
+                          "it, through `..` or a link).", kind="path inside the project", check=is_inside_project,
                           default="README.md")
     allow_outside_links: tuple[str, ...] = setting(
         "Symbolic links that may lead outside the project (or, installed by CMake, outside the install prefix), "
         "as paths relative to the project, e.g. `[\"src/pkg/data/shared.txt\"]` (an installed link: where the "
         "install step puts it in the project's layout). Wheels and sdists ship a link's content, so any other "
         "link out of the project, and every dangling link, stops the build with its name.",
-        kind="list of paths inside the project", check=_are_inside_project, default=())
+        kind="list of paths inside the project", check=are_inside_project, default=())
     cmake_defines: dict[str, str | bool | int | tuple[str, ...]] = setting(
         "`-D` values passed to every configure (`true`/`false` become `ON`/`OFF`, a list of strings a CMake list "
         "with each `;` inside an item escaped); the environment and config settings override them.",
@@ -297,10 +246,10 @@ class ProjectSettings:
         "(`pkg/tests/**`): `*`, `?` and `[..]` stay inside one folder, a `**` segment spans folders. Every other "
         "installed file ships, named by a package-data rule or not; one that cannot ship is reported by name and "
         "fails `buildkit wheels`. A pattern that matches no installed file is reported.",
-        kind="list of globs", check=_are_globs, default=())
+        kind="list of globs", check=are_globs, default=())
     codegen_package: str | None = setting(
         "Subpackage (dotted) holding a code generator that ships in the wheel, e.g. `tensorlet._codegen`.",
-        kind="dotted module name", check=_is_dotted_name, default=None)
+        kind="dotted module name", check=is_dotted_name, default=None)
     prioritized_text_file: str = setting(
         "Symbols (one per line) placed first in .text when USE_PRIORITIZED_TEXT_FOR_LD=1.",
         default="cmake/prioritized_text.txt")
@@ -328,14 +277,14 @@ class ProjectSettings:
         "`SKBUILD_SABI_COMPONENT`, and `BUILDKIT_SABI_*` of the same values; elsewhere the interpreter's own tag, "
         "said by name), `py3` or `py2.py3` for modules that do not use Python's C API (`py3-none-<platform>`). "
         "Every extension module of an abi3 wheel must be built for it: one that is not stops the wheel build.",
-        kind="one of `cp3X`, `py3` or `py2.py3`", check=_is_py_api, default=None)
+        kind="one of `cp3X`, `py3` or `py2.py3`", check=is_py_api, default=None)
     smoke_test: str | None = setting(
         "Command `buildkit wheels` runs (in a shell, from an empty folder) in a fresh venv with the built wheel "
         "installed, after `import <package>`; e.g. `python -c 'import pkg; pkg.selftest()'`.", default=None)
     job_memory_mb: int = setting("Memory one compile job needs; caps the default job count.",
-                                 kind="positive integer", check=_is_positive, default=1024)
+                                 kind="positive integer", check=is_positive, default=1024)
     cuda_job_memory_mb: int = setting("Memory one nvcc job needs when CUDA is on.", kind="positive integer",
-                                      check=_is_positive, default=3072)
+                                      check=is_positive, default=3072)
 
     def __post_init__(self) -> None:
         # The defaults that depend on the project name, filled in once so that every

@@ -25,7 +25,7 @@ import sysconfig
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from buildkit.config.settings import PY_API_FORM
+from buildkit.config.value_rules import PY_API_FORM
 from buildkit.package.contents import EXTENSION_MODULE
 
 SABI_COMPONENT = "Development.SABIModule"

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from buildkit._util import console
@@ -40,6 +39,7 @@ from buildkit.builder.install import summary as install_summary
 from buildkit.builder.install import tree as install_tree
 from buildkit.builder.install.destinations import DestinationCheck, check_written
 from buildkit.builder.install.manifest import manifest_copy, prefix_key, read_names
+from buildkit.builder.install.plan import InstallCheck, Plan
 from buildkit.builder.install.record import (
     Fingerprint,
     InstallRecord,
@@ -61,63 +61,6 @@ from buildkit.builder.install.script import (
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured)
 if TYPE_CHECKING:
     from buildkit.builder.install.summary import ScanKey
-
-
-@dataclass
-class Plan:
-    """What this install does, unit by unit."""
-
-    runs: dict[str, bool] = field(default_factory=dict)  # unit key -> through CMake, forced
-    copies: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # unit key -> (source, installed)
-    # unit key -> its inputs' fingerprints now
-    inputs: dict[str, dict[str, Fingerprint | None]] = field(default_factory=dict)
-    scans: dict[str, dict[str, Fingerprint]] = field(default_factory=dict)  # tree unit key -> files below its sources
-    reasons: list[str] = field(default_factory=list)
-    replaced: list[str] = field(default_factory=list)  # installed files another install wrote over since
-    racy_ns: int = 0  # the newest recorded time that was too recent to trust, 0 if none
-    folder_times: dict[str, list[int]] = field(default_factory=dict)  # the installed folders' times when planned
-    trees: dict[str, Plan] = field(default_factory=dict)  # tree unit key -> what was planned for it alone
-
-    def is_empty(self) -> bool:
-        return not self.runs and not any(self.copies.values())
-
-    def add_copies(self, key: str, copies: list[tuple[str, str]]) -> None:
-        if copies:
-            self.copies[key] = copies
-            self.reasons += [f"copy {source} -> {installed}" for source, installed in copies]
-
-    def take_tree(self, key: str, part: Plan) -> None:
-        """What was planned for the tree unit ``key`` alone, as part of this plan."""
-        self.trees[key] = part
-        self.runs.update(part.runs)
-        self.copies.update(part.copies)
-        self.reasons += part.reasons
-        self.racy_ns = max(self.racy_ns, part.racy_ns)
-
-    def tree_still_planned(self, key: str, scan: dict[str, Fingerprint],
-                           folder_times: dict[str, list[int]]) -> Plan | None:
-        """This (earlier) plan's part for the tree unit ``key``, when it was planned from the
-        very same ``scan`` and the installed folders have not changed since; else None."""
-        part = self.trees.get(key)
-        if part is None or self.scans.get(key) is not scan or self.folder_times != folder_times:
-            return None
-        return part
-
-
-@dataclass
-class InstallCheck:
-    scripts: InstallScripts | None = None
-    active: list[InstallUnit] = field(default_factory=list)
-    record: InstallRecord | None = None
-    plan: Plan = field(default_factory=Plan)
-    unfinished: bool = False
-    current: bool = False  # nothing to install or remove
-    unreadable: str | None = None  # why the script was not read rule by rule
-
-    def tree_scans(self) -> dict[ScanKey, dict[str, Fingerprint]]:
-        """The scans this check planned the tree rules from, named as :meth:`PackageTreeInstall.check` takes them."""
-        return {install_tree.scan_key(unit): self.plan.scans[unit.key] for unit in self.active
-                if unit.is_tree and unit.key in self.plan.scans}
 
 
 class PackageTreeInstall:

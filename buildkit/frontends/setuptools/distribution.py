@@ -7,7 +7,7 @@ from typing import Any
 
 from setuptools.dist import Distribution
 
-from buildkit.config.settings import SCRIPT_NAME_FORM, is_script_name
+from buildkit.config.value_rules import SCRIPT_NAME_FORM, is_script_name
 from buildkit.errors import ConfigError
 from buildkit.project import Project
 

@@ -27,6 +27,7 @@ import pytest
 from buildkit.builder.configure.torch_env import cuda_version
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.cuda import find_nvcc, needs_nvcc
+from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
 from buildkit_testing.venvs import make_venv, pip_into, site_packages
 
@@ -36,7 +37,6 @@ PINNED_TORCH = "2.13.0"  # the older release every row is also tested against
 
 CHECK = """
 import torch, torchext
-from buildkit_testing.paths import build_folder
 x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
 assert torch.equal(torchext.add_one(x), x + 1), torchext.add_one(x)
 assert torch.equal(torchext.scale(x, 2.5), x * 2.5), torchext.scale(x, 2.5)

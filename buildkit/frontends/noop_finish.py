@@ -73,7 +73,7 @@ def _still_valid(scans: dict[ScanKey, dict[str, Stamp]], result: StepResult, bui
 
 def record(project: Project, register: bool) -> None:
     """After a successful develop/build of ``project``: what a no-op depends on."""
-    if project.build_dir != Path(default_build_dir(str(project.root))) or not project.built:
+    if project.build_dir != Path(os.path.realpath(default_build_dir(str(project.root)))) or not project.built:
         return  # another build folder: the no-op goes through the full command
     driver = project.driver()
     tools = driver._tools()

@@ -22,7 +22,7 @@ from buildkit.frontends.clean import clean_project
 from buildkit_testing.git import commit_all, needs_git
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, squashed, unboxed
-from buildkit_testing.projects import DEMO_PROJECT, write_files
+from buildkit_testing.projects import DEMO_PROJECT, with_build_dir, write_files
 from buildkit_testing.projects import write_file as write
 
 
@@ -31,12 +31,6 @@ def project(tmp_path: Path) -> Path:
     root = write_files(tmp_path / "proj", DEMO_PROJECT)
     write(root / "csrc" / "demo.cpp", "int f() { return 1; }\n")
     write(tmp_path / "canary" / "alive.txt", "alive")
-    return root
-
-
-def with_build_dir(root: Path, build_dir: str) -> Path:
-    (root / "pyproject.toml").write_text(
-        f'[project]\nname = "demo"\nversion = "1.0"\n[tool.buildkit]\nbuild-dir = "{build_dir}"\n')
     return root
 
 

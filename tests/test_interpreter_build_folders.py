@@ -19,7 +19,7 @@ from buildkit.errors import ConfigError
 from buildkit.frontends.clean import clean_project
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, squashed, unboxed
-from buildkit_testing.projects import DEMO_PROJECT, write_files
+from buildkit_testing.projects import DEMO_PROJECT, with_build_dir, write_files
 from buildkit_testing.projects import write_file as write
 
 OTHER = "cpython-399-x86_64-linux-gnu"  # the folder of an interpreter that is not this one
@@ -28,11 +28,6 @@ OTHER = "cpython-399-x86_64-linux-gnu"  # the folder of an interpreter that is n
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = write_files(tmp_path / "proj", DEMO_PROJECT)
-    return root
-
-
-def with_build_dir(root: Path, build_dir: str) -> Path:
-    write(root / "pyproject.toml", f'[project]\nname = "demo"\nversion = "1.0"\n[tool.buildkit]\nbuild-dir = "{build_dir}"\n')
     return root
 
 

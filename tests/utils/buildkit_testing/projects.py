@@ -71,3 +71,9 @@ def write_file(path: Path, text: str = "x") -> Path:
 # The least buildkit reads as a project (no build): its settings, package and CMake layout.
 DEMO_PROJECT = {"pyproject.toml": '[project]\nname = "demo"\nversion = "1.0"\n', "demo/__init__.py": "",
                 "CMakeLists.txt": "project(demo)\n"}
+
+
+def with_build_dir(root: Path, build_dir: str) -> Path:
+    """The demo project at ``root`` with ``[tool.buildkit] build-dir`` set to ``build_dir``."""
+    write_file(root / "pyproject.toml", DEMO_PROJECT["pyproject.toml"] + f'[tool.buildkit]\nbuild-dir = "{build_dir}"\n')
+    return root

@@ -71,6 +71,7 @@ from buildkit.builder.configure.configure_state import (
     python_identity,
 )
 from buildkit.builder.configure.torch_env import installed_torch, isolation_mismatch, project_uses_torch
+from buildkit.builder.install.manifest import InstallManifests
 from buildkit.builder.install.step import PackageTreeInstall
 from buildkit.builder.toolchain import tools as toolchain
 from buildkit.builder.toolchain.compiler_checks import (
@@ -121,7 +122,7 @@ class CMakeDriver:
                  configured_prefix: Path | None = None, extra_defines: Mapping[str, str] = {},
                  prefix_path: Sequence[str | Path] = (), module_path: Sequence[str | Path] = (),
                  build_dir: Path | None = None, lock_timeout: float = DEFAULT_TIMEOUT_S,
-                 cache: BuildFolderCache | None = None):
+                 cache: BuildFolderCache | None = None, manifests: InstallManifests | None = None):
         self.settings = settings
         self.options = options
         # Where this run installs, and the CMAKE_INSTALL_PREFIX of the configure: a wheel
@@ -138,6 +139,7 @@ class CMakeDriver:
         self.lock_timeout = lock_timeout
         # Shared with the Project that made this driver: one reading of the cache per version.
         self.cache_file = cache or BuildFolderCache(self.build_dir)
+        self.manifests = manifests or InstallManifests(self.build_dir)
         self._toolchain: Toolchain | None = None
 
     # ------------------------------------------------------------ state
@@ -370,7 +372,7 @@ class CMakeDriver:
 
     def _installer(self) -> PackageTreeInstall:
         return PackageTreeInstall(self.build_dir, self.install_prefix, self._tools().cmake.path, self.build_type(),
-                                  verbose=self.options.verbose)
+                                  verbose=self.options.verbose, manifests=self.manifests)
 
     def sync_compile_commands(self) -> bool:
         """Copy compile_commands.json to the project root when its content changed (not for

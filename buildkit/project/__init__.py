@@ -27,7 +27,7 @@ from buildkit.builder.build_state import LINKER_SCRIPT
 from buildkit.builder.configure import build_env, file_api
 from buildkit.builder.configure.cmake_cache import BuildFolderCache, CMakeCache
 from buildkit.builder.driver import CMakeDriver, DriverResult, resolved_build_type
-from buildkit.builder.install.manifest import read_install_manifest, read_install_names
+from buildkit.builder.install.manifest import InstallManifests
 from buildkit.builder.toolchain import linker_script
 from buildkit.config.conditions import evaluate_condition
 from buildkit.config.invocation import DEFAULT_INVOCATION, Invocation
@@ -278,7 +278,8 @@ class Project:
         return CMakeDriver(self.settings, self.options, install_prefix=self.target.install_prefix,
                            configured_prefix=self.target.configured_prefix,
                            extra_defines=self.extra_defines(), prefix_path=self.prefix_path(),
-                           module_path=self.build_environment.module_path(), cache=self._cache_file)
+                           module_path=self.build_environment.module_path(), cache=self._cache_file,
+                           manifests=self._manifests)
 
     # ------------------------------------------------------------------ build
     def claim_build_folder(self) -> None:
@@ -323,10 +324,10 @@ class Project:
     def _run_build(self) -> DriverResult:
         self._refuse_user_files()
         if self.target.staged:  # the Python sources first: what CMake installs goes on top
-            develop_outputs = read_install_names(self.build_dir, self.target.configured_prefix)
+            develop_outputs = self._manifests.installed_names(self.target.configured_prefix)
             self._progress.staged_sources = source_files(self.root, self.settings.layout, develop_outputs,
                                                 links=self.link_guard(self.root))
-            staged_installs = read_install_names(self.build_dir, self.target.install_prefix)
+            staged_installs = self._manifests.installed_names(self.target.install_prefix)
             sync_sources(self._progress.staged_sources, self.target.tree_root, staged_installs)
         build_env.sync_mirror(self.build_environment, self.build_dir)
         return self.driver().run(lock_held=True)
@@ -339,6 +340,11 @@ class Project:
     def _cache_file(self) -> BuildFolderCache:
         return BuildFolderCache(self.build_dir)
 
+    @cached_property
+    def _manifests(self) -> InstallManifests:
+        """This command's reading of the install manifests (shared with its driver)."""
+        return InstallManifests(self.build_dir)
+
     @property
     def cache(self) -> CMakeCache | None:
         return self._cache_file.entries()
@@ -349,17 +355,17 @@ class Project:
     @property
     def install_manifest(self) -> list[Path]:
         """What this command's install (into the package tree, or the staging tree) wrote."""
-        return read_install_manifest(self.build_dir, self.target.install_prefix)
+        return self._manifests.installed(self.target.install_prefix)
 
     @property
     def installed_names(self) -> list[str]:
         """:attr:`install_manifest` as strings, for passes over every installed file."""
-        return read_install_names(self.build_dir, self.target.install_prefix)
+        return self._manifests.installed_names(self.target.install_prefix)
 
     @property
     def every_installed_file(self) -> list[Path]:
         """What any install from this build folder wrote (the source tree's and staging's)."""
-        return read_install_manifest(self.build_dir)
+        return self._manifests.installed()
 
     # ----------------------------------------------------------- package data
     def package_files(self) -> list[str]:

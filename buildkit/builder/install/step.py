@@ -38,7 +38,7 @@ from buildkit.builder.install import shadows as module_shadows
 from buildkit.builder.install import summary as install_summary
 from buildkit.builder.install import tree as install_tree
 from buildkit.builder.install.destinations import DestinationCheck, check_written
-from buildkit.builder.install.manifest import manifest_copy, prefix_key, read_names
+from buildkit.builder.install.manifest import InstallManifests, manifest_copy, prefix_key
 from buildkit.builder.install.plan import InstallCheck, Plan
 from buildkit.builder.install.record import (
     Fingerprint,
@@ -68,7 +68,8 @@ class PackageTreeInstall:
     several prefixes (the package tree for develop, a staging folder for a wheel): each
     keeps its own record, so switching between them never takes one for the other."""
 
-    def __init__(self, build_dir: Path, install_prefix: Path, cmake: Path, build_type: str, *, verbose: bool = False):
+    def __init__(self, build_dir: Path, install_prefix: Path, cmake: Path, build_type: str, *, verbose: bool = False,
+                 manifests: InstallManifests | None = None):
         self.build_dir = Path(build_dir)
         self.install_prefix = Path(install_prefix).absolute()
         self.cmake = cmake
@@ -78,6 +79,7 @@ class PackageTreeInstall:
         self.record_path = Path(state_path(self.build_dir, install_state_name("record", key)))
         self.pending = Path(state_path(self.build_dir, install_state_name("pending", key)))
         self.manifest_copy = manifest_copy(self.build_dir, self.install_prefix)
+        self.manifests = manifests or InstallManifests(self.build_dir)  # the command's, when it has one
         self.script_path = Path(state_path(self.build_dir, install_state_name("script", key)))
         self.summary_path = Path(state_path(self.build_dir, install_state_name("summary", key)))
         self.output_path = Path(state_path(self.build_dir, install_state_name("output", key)))
@@ -159,7 +161,7 @@ class PackageTreeInstall:
         return StepResult("install", 0, seconds, log_dir(self.build_dir) / "install.log", started=started)
 
     def manifest(self) -> set[str]:
-        return set(read_names(self.manifest_copy))
+        return set(self.manifests.names(self.manifest_copy))
 
     def _watched(self, unit: InstallUnit) -> bool:
         """Whether the files ``unit`` installs may differ between build folders: what CMake
@@ -363,7 +365,7 @@ class PackageTreeInstall:
                    "--prefix", str(self.install_prefix)]
         result = run_step("install", command, build_dir=self.build_dir, verbose=self.verbose,
                           env={**os.environ, "CMAKE_INSTALL_ALWAYS": "1"})
-        written = set(read_names(self.build_dir / INSTALL_MANIFEST))
+        written = set(self.manifests.names(self.build_dir / INSTALL_MANIFEST))
         # On a refusal the pending marker stays: the next run installs again.
         check_written(written, self.install_prefix, self.build_dir)
         module_shadows.remove_shadowing_modules(sorted(written), self.build_dir)

@@ -14,7 +14,7 @@ import pytest
 from buildkit.builder.toolchain import tools as toolchain
 from buildkit_testing.processes import run
 from buildkit_testing.projects import copy_test_package
-from buildkit_testing.venvs import make_venv, overlay_venv, pip_install, pip_into, venv_env
+from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, overlay_venv, pip_install, pip_into, venv_env
 
 
 @pytest.fixture(scope="session")
@@ -41,7 +41,7 @@ def buildkit_venv(wheelhouse, tmp_path_factory) -> Path:
     setuptools and wheel for --no-build-isolation builds; returns its python.  Shared by
     the tests that need a real installed buildkit: each removes what it installs."""
     python = make_venv(tmp_path_factory.mktemp("buildkit-venv") / "venv")
-    pip_install(python, wheelhouse, "setuptools-buildkit", "setuptools", "wheel",
+    pip_install(python, wheelhouse, *BUILDKIT_WITH_TOOLS, "setuptools", "wheel",
                 env=venv_env(python, wheelhouse))
     return python
 
@@ -87,7 +87,7 @@ def venvs(wheelhouse: Path, tmp_path_factory) -> Callable[[str], Path]:
             folder = tmp_path_factory.mktemp(f"venv{version}") / "venv"
             run([base, "-m", "venv", "--without-pip", folder])
             python = folder / "bin" / "python"
-            pip_into(python, wheelhouse, "install", "-q", "setuptools-buildkit")
+            pip_into(python, wheelhouse, "install", "-q", *BUILDKIT_WITH_TOOLS)
             made[version] = python
         return made[version]
 

@@ -26,7 +26,7 @@ import pytest
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
-from buildkit_testing.venvs import make_venv, pip_into, venv_env
+from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, pip_into, venv_env
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +60,7 @@ def pip_editable(project: Path, python: Path, wheelhouse: Path, tmp_path: Path) 
 
 
 def buildkit_develop(project: Path, python: Path, wheelhouse: Path, tmp_path: Path) -> Path:
-    pip_into(python, wheelhouse, "install", "-q", "setuptools-buildkit", "pybind11")
+    pip_into(python, wheelhouse, "install", "-q", *BUILDKIT_WITH_TOOLS, "pybind11")
     run([python, "-m", "buildkit", "develop", project], cwd=project, env=clean_env())
     return project / "src" / "pybsrc"
 

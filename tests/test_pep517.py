@@ -115,8 +115,13 @@ def test_editable_without_build_isolation_reuses_the_build_dir(buildkit_venv, wh
 
 def test_isolated_editable_twice_then_setup_py_develop(buildkit_venv, wheelhouse, neutral_cwd, test_package):
     """PyTorch's failure mode: the kept CMake cache names a ninja from pip's deleted
-    build environment ("build tool execution failed ... /tmp/pip-build-env-*/overlay/bin/ninja")."""
+    build environment ("build tool execution failed ... /tmp/pip-build-env-*/overlay/bin/ninja").
+    As PyTorch's pyproject.toml does, the project requires cmake and ninja to build, so each
+    isolated build environment has its own, found first on its PATH."""
     project = test_package("minimal")
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('requires = ["setuptools-buildkit"]',
+                                                       'requires = ["setuptools-buildkit", "cmake", "ninja"]', 1))
     pip(buildkit_venv, wheelhouse, "install", "-v", "-e", ".", cwd=project)
     recorded = cmake_make_program(project)
     assert "pip-build-env-" in recorded and not os.path.exists(recorded), recorded

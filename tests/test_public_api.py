@@ -53,6 +53,20 @@ def test_build_meta_hooks(tiny_project: Path, monkeypatch: pytest.MonkeyPatch) -
     assert isinstance(buildkit.build_meta.get_requires_for_build_sdist({"BUILD_TYPE": "x"}), list)
 
 
+def test_wheel_hooks_ask_for_cmake_only_where_the_machine_lacks_it(tiny_project: Path, session_probe_cache: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build environment gets cmake and ninja from the index only when no new-enough
+    one is here (the cmake wheel cost 2-3 s of every isolated cold build)."""
+    monkeypatch.chdir(tiny_project)
+    monkeypatch.setenv("APIDEMO_BUILD_VERSION", "1.2.3")
+    for hook in (buildkit.build_meta.get_requires_for_build_wheel, buildkit.build_meta.get_requires_for_build_editable):
+        assert not [r for r in hook(None) if r.startswith(("cmake", "ninja"))]
+    with (tiny_project / "pyproject.toml").open("a") as pyproject:
+        pyproject.write('cmake-minimum-version = "99.0"\n')
+    assert "cmake>=99.0" in buildkit.build_meta.get_requires_for_build_wheel(None)
+    assert "cmake>=99.0" in buildkit.build_meta.get_requires_for_build_editable({"USE_NINJA": "0"})
+
+
 def test_lazy_names_of_the_package() -> None:
     assert buildkit.WheelMode("library-only") is buildkit.WheelMode.LIBRARY_ONLY
     assert buildkit.parse_bool("ON", "X") is True

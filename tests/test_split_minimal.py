@@ -9,7 +9,7 @@ import pytest
 
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, setup_py
-from buildkit_testing.venvs import make_venv, pip_install
+from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, pip_install
 
 pytestmark = pytest.mark.slow
 
@@ -22,7 +22,7 @@ def split_wheels(wheelhouse, tmp_path_factory, test_package):
     root = tmp_path_factory.mktemp("split")
     project = test_package("minimal", root / "minimal")
     python = make_venv(root / "build-venv")
-    pip_install(python, wheelhouse, "setuptools-buildkit", "setuptools", "wheel")
+    pip_install(python, wheelhouse, *BUILDKIT_WITH_TOOLS, "setuptools", "wheel")
     dist = root / "dist"
     setup_py(python, project, "bdist_wheel", "-d", dist, env=clean_env(BUILD_LIBTORCH_WHL="1"))
     library = next(dist.glob("libminimal-*.whl"))

@@ -17,6 +17,7 @@ from buildkit.builder.toolchain.tools import (
     find_compilers,
     find_ninja,
     load_recorded,
+    missing_build_tools,
     pypi_binary,
     record,
     record_path,
@@ -208,3 +209,15 @@ def test_toolchain_record_is_json(tmp_path: Path) -> None:
     chain = Toolchain(tool, None, Compilers())
     assert Toolchain.from_record(json.loads(json.dumps(chain.to_record()))) == chain
     assert "gone" in check_record(chain.to_record())[0]
+
+
+def test_a_build_environment_asks_for_cmake_and_ninja_only_where_the_machine_lacks_them(
+        session_probe_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # This machine's cmake and ninja (found as a build finds them) meet the defaults: nothing to install.
+    assert missing_build_tools("3.24", ninja=True) == []
+    # A minimum no cmake here meets: the package index's; ninja only when the generator is Ninja.
+    assert missing_build_tools("99.0", ninja=False) == ["cmake>=99.0"]
+    # Neither on PATH nor as this interpreter's PyPI package: both asked for.
+    monkeypatch.setattr(toolchain, "_locate", lambda program: None)
+    monkeypatch.setattr(toolchain, "pypi_binary", lambda name: None)
+    assert missing_build_tools("3.24", ninja=True) == ["cmake>=3.24", "ninja>=1.10"]

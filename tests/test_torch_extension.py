@@ -29,7 +29,7 @@ from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.cuda import find_nvcc, needs_nvcc
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
-from buildkit_testing.venvs import make_venv, pip_into, site_packages
+from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, pip_into, site_packages
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
@@ -66,7 +66,7 @@ def torch_venv(request, tmp_path_factory, wheelhouse: Path) -> Path:
                     check=False, timeout=1800, env=clean_env(PIP_CONSTRAINT=os.devnull))
     if installed.returncode != 0:
         pytest.skip(f"torch=={version} cannot be installed here: {installed.stderr.strip()[-500:]}")
-    pip_into(python, wheelhouse, "install", "-q", "setuptools-buildkit", "setuptools", "wheel")
+    pip_into(python, wheelhouse, "install", "-q", *BUILDKIT_WITH_TOOLS, "setuptools", "wheel")
     return python
 
 

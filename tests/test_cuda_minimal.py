@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from buildkit.builder.toolchain.cuda_arch import gpu_detected, normalize_cuda_architectures
+from buildkit.builder.toolchain import cuda_arch
+from buildkit.builder.toolchain.cuda_arch import gpu_architectures, gpu_detected, normalize_cuda_architectures
+from buildkit.config.invocation import Invocation
 from buildkit.builder.toolchain.tools import Tool, Toolchain
 from buildkit.project import Project
 from buildkit_testing.artifacts import sha256
@@ -105,6 +107,47 @@ def test_arch_list_and_forwarded_cmake_variable_reach_cmake(test_package):
     both = [a for a in command({CUDA_MINIMAL_ARCH_VAR: "9.0", "CMAKE_CUDA_ARCHITECTURES": "80"}) if "CUDA_ARCH" in a]
     assert both == ["-DCMAKE_CUDA_ARCHITECTURES=80"]
     assert normalize_cuda_architectures("8.0") == "80"  # real code + PTX, CMake's plain number
+
+
+def test_a_develop_build_compiles_one_architecture_of_the_wheels_list(test_package, monkeypatch) -> None:
+    """No nvcc needed: with the wheel's list in [tool.buildkit], a develop build configures
+    one architecture (this machine's GPU, else the newest of the list), a wheel build the
+    whole list; a list in a variable, or BUILDKIT_DEVELOP_CUDA_ARCH_LIST, is built as asked."""
+    root = test_package("cuda_minimal")
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'cuda-arch-list = "7.5;8.0;9.0"\n')
+    tools = Toolchain(Tool("cmake", Path("/usr/bin/cmake"), "3.30.0"), None)
+
+    def architectures(environ: dict[str, str], staged: bool = False) -> str:
+        project = Project.load(root, environ=environ, invocation=Invocation(("x",), staged=staged))
+        (define,) = [a for a in project.driver().configure_command(tools, "Release") if "CUDA_ARCH" in a]
+        return define.removeprefix("-DCMAKE_CUDA_ARCHITECTURES=")
+
+    monkeypatch.setattr(cuda_arch, "gpu_architectures", lambda visible=None: [])
+    assert architectures({}) == "90"  # no GPU: the newest of the list, as the wheel renders it
+    assert architectures({}, staged=True) == "75-real;80-real;90"
+    assert architectures({CUDA_MINIMAL_ARCH_VAR: "7.5;8.0"}) == "75-real;80"  # asked for by a variable: whole
+    assert architectures({"BUILDKIT_DEVELOP_CUDA_ARCH_LIST": "wheel"}) == "75-real;80-real;90"
+    assert architectures({"BUILDKIT_DEVELOP_CUDA_ARCH_LIST": "8.0"}) == "80"
+    monkeypatch.setattr(cuda_arch, "gpu_architectures", lambda visible=None: ["86"])
+    assert architectures({}) == "86-real"  # this machine's GPU: its real code only
+    assert architectures({}, staged=True) == "75-real;80-real;90"
+
+
+@cuda_build
+def test_a_develop_build_says_which_architecture_it_compiles(tmp_path, test_package) -> None:
+    """Real nvcc: the develop build of the wheel's list 7.5;8.0;9.0 compiles one architecture
+    and says which, and why; the library holds that one alone."""
+    root = test_package("cuda_minimal", tmp_path / "cuda_minimal")
+    (root / "pyproject.toml").write_text((root / "pyproject.toml").read_text() + 'cuda-arch-list = "7.5;8.0;9.0"\n')
+    python = overlay_venv(tmp_path / "venv")
+    built = setup_py(python, root, "develop", env=build_env())
+    output = built.stdout + built.stderr
+    gpus = gpu_architectures()
+    one = f"{gpus[-1]}-real" if gpus else "90"
+    assert f"CUDA: this develop build compiles {one} only" in output and "a wheel builds 75-real;80-real;90" in output
+    images = device_images(root / LIBRARY)
+    assert images == ([("elf", f"sm_{gpus[-1]}")] if gpus else [("elf", "sm_90"), ("ptx", "sm_90")]), images
 
 
 @pytest.mark.slow

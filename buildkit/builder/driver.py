@@ -34,6 +34,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 from buildkit._util import console
@@ -73,6 +74,7 @@ from buildkit.builder.configure.configure_state import (
 from buildkit.builder.configure.torch_env import installed_torch, isolation_mismatch, project_uses_torch
 from buildkit.builder.install.manifest import InstallManifests
 from buildkit.builder.install.step import PackageTreeInstall
+from buildkit.builder.toolchain import cuda_arch
 from buildkit.builder.toolchain import tools as toolchain
 from buildkit.builder.toolchain.compiler_checks import (
     check_named_compilers,
@@ -80,7 +82,6 @@ from buildkit.builder.toolchain.compiler_checks import (
     named_compilers,
     vanished_compiler_hint,
 )
-from buildkit.builder.toolchain.cuda_arch import normalize_cuda_architectures
 from buildkit.builder.toolchain.jobs import default_job_count
 from buildkit.builder.toolchain.tools import Toolchain
 from buildkit.config.options import BuildOptions, merged_prefix_path
@@ -122,7 +123,8 @@ class CMakeDriver:
                  configured_prefix: Path | None = None, extra_defines: Mapping[str, str] = {},
                  prefix_path: Sequence[str | Path] = (), module_path: Sequence[str | Path] = (),
                  build_dir: Path | None = None, lock_timeout: float = DEFAULT_TIMEOUT_S,
-                 cache: BuildFolderCache | None = None, manifests: InstallManifests | None = None):
+                 cache: BuildFolderCache | None = None, manifests: InstallManifests | None = None,
+                 develop: bool = False):
         self.settings = settings
         self.options = options
         # Where this run installs, and the CMAKE_INSTALL_PREFIX of the configure: a wheel
@@ -140,6 +142,8 @@ class CMakeDriver:
         # Shared with the Project that made this driver: one reading of the cache per version.
         self.cache_file = cache or BuildFolderCache(self.build_dir)
         self.manifests = manifests or InstallManifests(self.build_dir)
+        # An in-place build for the edit loop (not a wheel's): it compiles one CUDA architecture.
+        self.develop = develop
         self._toolchain: Toolchain | None = None
 
     # ------------------------------------------------------------ state
@@ -236,7 +240,7 @@ class CMakeDriver:
             "CMAKE_PREFIX_PATH": merged_prefix_path(o, self.prefix_path),
             "CMAKE_MODULE_PATH (entry points)": ";".join(self.module_path) or None,
             "compiler launcher": self._launcher(),
-            "CUDA architectures": self._cuda_architectures(),
+            "CUDA architectures": self._cuda_architectures[0],
             "default install RPATH": DEFAULT_INSTALL_RPATH.get(sys.platform),
             "CMake File API queries": file_api.query_kinds(),
             "CMAKE_ARGS": shlex.join(o.cmake_args),
@@ -264,12 +268,9 @@ class CMakeDriver:
             return None if self.options.compiler_launcher.lower() == "none" else self.options.compiler_launcher
         return shutil.which("ccache") or shutil.which("sccache")
 
-    def _cuda_architectures(self) -> str | None:
-        request = self.options.cuda_architecture_request()
-        if request is None:
-            return None
-        return normalize_cuda_architectures(request.value, variable=request.variable,
-                                            pytorch_exact=request.pytorch_exact)
+    @cached_property
+    def _cuda_architectures(self) -> tuple[str | None, str]:
+        return cuda_arch.architectures_for_build(self.options, develop=self.develop)
 
     # ---------------------------------------------------------- configure
     def configure_command(self, tools: Toolchain, build_type: str, forget_python: bool = False) -> list[str]:
@@ -290,7 +291,7 @@ class CMakeDriver:
             defines["CMAKE_PREFIX_PATH"] = prefix
         if launcher := self._launcher():
             defines.update({f"CMAKE_{lang}_COMPILER_LAUNCHER": launcher for lang in ("C", "CXX", "CUDA")})
-        if architectures := self._cuda_architectures():
+        if architectures := self._cuda_architectures[0]:
             defines["CMAKE_CUDA_ARCHITECTURES"] = architectures
         if rpath := DEFAULT_INSTALL_RPATH.get(sys.platform):
             # An installed shared library finds its siblings wherever the wheel is unpacked
@@ -318,6 +319,8 @@ class CMakeDriver:
                 mismatch := isolation_mismatch(installed_torch())):
             console.warn(mismatch)
         command = self.configure_command(tools, build_type, decision.forget_python)
+        if note := self._cuda_architectures[1]:
+            console.info(note)
         file_api.write_query(self.build_dir)
         try:
             result = run_step("configure", command, build_dir=self.build_dir, verbose=self.options.verbose)

@@ -120,6 +120,9 @@ class ArchitectureRequest:
     variable: str
     # TORCH_CUDA_ARCH_LIST: PyTorch's meaning (no PTX added to the newest entry).
     pytorch_exact: bool
+    # Asked for by a variable or config setting (this build's request), not [tool.buildkit]'s
+    # cuda-arch-list (the wheel's list, of which a develop build compiles one).
+    from_variable: bool = True
 
 
 @dataclass(frozen=True)
@@ -225,6 +228,12 @@ class BuildOptions:
         "PyTorch's variable, with PyTorch's meaning: `8.0` is sm_80 alone, PTX only where `+PTX` (or a family "
         "name such as `Ampere`) asks for it. Used when `<PREFIX>_CUDA_ARCH_LIST` is not set as a variable or "
         "config setting; it wins over `cuda-arch-list` in `[tool.buildkit]`.")
+    develop_cuda_arch_list: str = option(
+        "BUILDKIT_DEVELOP_CUDA_ARCH_LIST", parse_nonempty, "architecture list",
+        "What a develop build compiles of `cuda-arch-list` (the wheel's list): `one` architecture, this machine's "
+        "GPU's or else the newest of the list; `wheel`, the whole list; or a list of its own. A list in "
+        "`TORCH_CUDA_ARCH_LIST` or `<PREFIX>_CUDA_ARCH_LIST` is built whole in every build.",
+        key="develop-cuda-arch-list", default="one")
     # The fields below are not read from a variable of their own.
     # The build type when nothing asks for one and no cache has one: [tool.buildkit] build-type.
     default_build_type: str = "Release"
@@ -286,10 +295,10 @@ class BuildOptions:
         """The CUDA architecture list asked for, and the variable that asked: the project's
         own variable, then TORCH_CUDA_ARCH_LIST (a variable outranks a [tool.buildkit]
         default, as everywhere), then ``cuda-arch-list``; None when nothing asks."""
-        own = ArchitectureRequest(self.cuda_arch_list or "", self.variable_names.get("cuda_arch_list")
-                                  or "CUDA_ARCH_LIST", pytorch_exact=False)
-        torch = ArchitectureRequest(self.torch_cuda_arch_list or "", "TORCH_CUDA_ARCH_LIST", pytorch_exact=True)
         own_is_a_variable = self.sources.get("cuda_arch_list") in ("config setting", "environment")
+        own = ArchitectureRequest(self.cuda_arch_list or "", self.variable_names.get("cuda_arch_list")
+                                  or "CUDA_ARCH_LIST", pytorch_exact=False, from_variable=own_is_a_variable)
+        torch = ArchitectureRequest(self.torch_cuda_arch_list or "", "TORCH_CUDA_ARCH_LIST", pytorch_exact=True)
         for request in ((own, torch) if own_is_a_variable else (torch, own)):
             if request.value:
                 return request

@@ -279,7 +279,7 @@ class Project:
                            configured_prefix=self.target.configured_prefix,
                            extra_defines=self.extra_defines(), prefix_path=self.prefix_path(),
                            module_path=self.build_environment.module_path(), cache=self._cache_file,
-                           manifests=self._manifests)
+                           manifests=self._manifests, develop=not self.target.staged)
 
     # ------------------------------------------------------------------ build
     def claim_build_folder(self) -> None:

@@ -15,11 +15,13 @@ older toolkit, and read by projects that compile no CUDA at all.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 
+from buildkit.config.options import BuildOptions
 from buildkit.errors import ConfigError
 
 DEFAULT_ARCH_LIST = "7.5;8.0;9.0"
@@ -160,3 +162,59 @@ def gpu_detected() -> bool:
 def architecture_numbers(normalized: str) -> list[str]:
     """The sm_XX names ("75", "90a") in a normalized value; empty for all/all-major/native."""
     return [part.split("-")[0] for part in normalized.split(";") if part and part not in SPECIAL_VALUES]
+
+
+def gpu_architectures(visible: str | None = None) -> list[str]:
+    """The sm_XX of each GPU this machine shows CUDA (``nvidia-smi``'s compute capabilities;
+    ``visible``: CUDA_VISIBLE_DEVICES, when it lists device indices), oldest first; empty
+    without a GPU or a driver."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return []
+    try:
+        proc = subprocess.run([smi, "--query-gpu=index,compute_cap", "--format=csv,noheader"], capture_output=True,
+                              text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    wanted = {v.strip() for v in visible.split(",")} if visible and all(
+        v.strip().isdigit() for v in visible.split(",")) else None
+    found = set()
+    for line in proc.stdout.splitlines() if proc.returncode == 0 else ():
+        index, _, capability = (part.strip() for part in line.partition(","))
+        major, _, minor = capability.partition(".")
+        if major.isdigit() and minor.isdigit() and (wanted is None or index in wanted):
+            found.add(int(major) * 10 + int(minor))
+    return [str(number) for number in sorted(found)]
+
+
+def develop_architecture(wheel_value: str, gpus: list[str]) -> tuple[str, str]:
+    """The one architecture a develop build compiles of the wheel's normalized list, and
+    why: the newest GPU of this machine (real code only: it runs here), else the newest
+    entry of the list, as the list renders it.  A special value (``all``, ``native``) is
+    kept whole."""
+    if wheel_value in SPECIAL_VALUES:
+        return wheel_value, f"the list is `{wheel_value}`"
+    if gpus:
+        return f"{gpus[-1]}-real", f"the GPU of this machine (sm_{gpus[-1]})"
+    newest = wheel_value.rsplit(";", maxsplit=1)[-1]
+    return newest, f"the newest of the wheel's list; no GPU here (sm_{newest.split('-')[0]})"
+
+
+def architectures_for_build(options: BuildOptions, *, develop: bool) -> tuple[str | None, str]:
+    """CMAKE_CUDA_ARCHITECTURES for a build (None: the project's own choice) and, for a
+    develop build that compiles one architecture of the wheel's list, the sentence that
+    says so.  A list asked for by a variable is built whole; ``develop-cuda-arch-list``
+    picks what a develop build compiles of ``[tool.buildkit]``'s list."""
+    request = options.cuda_architecture_request()
+    if request is None:
+        return None, ""
+    wheel = normalize_cuda_architectures(request.value, variable=request.variable,
+                                         pytorch_exact=request.pytorch_exact)
+    develop_list, variable = options.develop_cuda_arch_list, options.variable_names["develop_cuda_arch_list"]
+    if not develop or request.from_variable or develop_list == "wheel":
+        return wheel, ""
+    if develop_list != "one":
+        return normalize_cuda_architectures(develop_list, variable=variable), ""
+    one, why = develop_architecture(wheel, gpu_architectures(os.environ.get("CUDA_VISIBLE_DEVICES")))
+    return one, (f"CUDA: this develop build compiles {one} only ({why}); a wheel builds {wheel}. "
+                 f"{variable}=wheel builds the whole list in develop builds too.")

@@ -27,6 +27,11 @@ except ImportError:  # pragma: no cover - interpreters without it
 HEADER = marshal_file.header("no-op record 2")
 # Variables a shell changes between commands without changing what a build does.
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID"})
+# The environment and import path this process started with, taken when the no-op's modules
+# load: a develop that runs setuptools in-process gets `PLAT` set and setuptools' vendored
+# folder on sys.path, which the next command starts without (its record must not differ there).
+_STARTING_ENVIRONMENT = dict(os.environ)
+_STARTING_PATH = tuple(sys.path[1:])
 # What the first stage needs from a record, with its type.
 FIELDS = {"files": list, "inputs": dict, "build_dir": str, "build_command": list, "jobs": int,
           "install_prefix": str, "cmake": str, "build_type": str, "install_summary": str}
@@ -60,7 +65,7 @@ def _fixed_files(root: str) -> list[str]:
     own = [os.path.join(root, name) for name in ("pyproject.toml", "setup.py", "setup.cfg")]
     # sys.path[0] is the script's folder or the working directory: `buildkit` and
     # `python -m buildkit` differ there, and neither holds installed packages.
-    return [*own, *_git_files(root), *(p for p in sys.path[1:] if p and os.path.isdir(p))]
+    return [*own, *_git_files(root), *(p for p in _STARTING_PATH if p and os.path.isdir(p))]
 
 
 def buildkit_files() -> list[str]:
@@ -74,7 +79,7 @@ def buildkit_files() -> list[str]:
 
 
 def _environment() -> str:
-    items = sorted(f"{k}={v}" for k, v in os.environ.items() if k not in VOLATILE)
+    items = sorted(f"{k}={v}" for k, v in _STARTING_ENVIRONMENT.items() if k not in VOLATILE)
     return blake2b("\0".join(items).encode("utf-8", "surrogateescape")).hexdigest()
 
 

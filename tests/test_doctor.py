@@ -31,6 +31,7 @@ def project(tmp_path: Path, shared_home: Path, monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(shared_home))
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    (tmp_path / "CMakeLists.txt").write_text("project(demo)\n")
     return tmp_path
 
 
@@ -44,7 +45,8 @@ def test_healthy_setup_prints_one_table(project: Path, capsys: pytest.CaptureFix
     assert main([str(project)]) == 0
     err = capsys.readouterr().err
     assert err.count("buildkit doctor") == 1
-    for word in ("Python + headers", "cmake", "ninja", "C compiler", "C++ compiler", "jobs / memory", "ok"):
+    for word in ("Python + headers", "CMakeLists.txt", "cmake", "ninja", "C compiler", "C++ compiler", "jobs / memory",
+                 "ok"):
         assert word in err
     assert "problem" not in err
 

@@ -30,6 +30,8 @@ WRONG_TYPES = [
      "[tool.buildkit] packages must be a list of strings, not 'src/pkg'."),
     ("py-modules", 'py-modules = ["a-b"]',
      "[tool.buildkit] py-modules must be a list of module names, not ['a-b']."),
+    ("cmake", 'cmake = "no"',
+     "[tool.buildkit] cmake must be a boolean, not 'no'."),
     ("install-prefix", 'install-prefix = "root"',
      "[tool.buildkit] install-prefix must be one of `package` or `wheel-root`, not 'root'."),
     ("cmake-source-dir", 'cmake-source-dir = ["src"]',
@@ -244,7 +246,7 @@ MALFORMED = [
     ("misspelt top-level key", 'buid-dir = "b"',
      "Unknown key `buid-dir` in [tool.buildkit]; did you mean `build-dir`?",
      # A prefix: the full list grows with every new key.
-     "The keys of [tool.buildkit] are: allow-outside-links, build-dir, build-type, cmake-aliases, cmake-defines, cmake-extensions, "),
+     "The keys of [tool.buildkit] are: allow-outside-links, build-dir, build-type, cmake, cmake-aliases, cmake-defines, "),
     ("unknown top-level key, nothing close", 'colour = "blue"',
      "Unknown key `colour` in [tool.buildkit].", None),
 ]

@@ -86,7 +86,7 @@ from buildkit.builder.toolchain.jobs import default_job_count
 from buildkit.builder.toolchain.tools import Toolchain
 from buildkit.config.options import BuildOptions, merged_prefix_path
 from buildkit.config.settings import ProjectSettings
-from buildkit.errors import BuildFailedError
+from buildkit.errors import BuildFailedError, ConfigError
 
 # FindPython (and pybind11's older FindPythonInterp/Libs) cache what they found
 # under these names; -U drops them so they are looked up again for the new Python.
@@ -116,6 +116,11 @@ class DriverResult:
     @property
     def configured(self) -> bool:
         return "configure" in self.timings
+
+    @classmethod
+    def without_cmake(cls) -> DriverResult:
+        """The result of a project's build when it has no CMake part (`cmake = false`): nothing ran."""
+        return cls(Decision(False, ["[tool.buildkit] cmake = false"]))
 
 
 class CMakeDriver:
@@ -335,6 +340,17 @@ class CMakeDriver:
                                             "inputs": self.configure_inputs(tools, build_type)})
         return result
 
+    def _refuse_missing_cmakelists(self) -> None:
+        # Most likely a project without a CMake part, which CMake's own message does not suggest.
+        if not (self.source_dir / "CMakeLists.txt").is_file():
+            where = ("its `cmake-source-dir`, " if self.source_dir != self.settings.root else "") + str(self.source_dir)
+            raise ConfigError(
+                f"There is no CMakeLists.txt in {where}, so CMake cannot configure the project.",
+                "If the project has no C, C++ or CUDA part to build with CMake, add `cmake = false` to "
+                "[tool.buildkit] in pyproject.toml: buildkit then builds the Python side only (version module, "
+                "metadata, package data, sdist, a pure wheel, editable installs) and never runs CMake. If the "
+                "CMakeLists.txt is in another folder, set `cmake-source-dir` to it.")
+
     def _delete_cache(self) -> None:
         # Only these two, only inside the build folder: never follow a link out of it.
         (self.build_dir / CMAKE_CACHE).unlink(missing_ok=True)
@@ -410,6 +426,7 @@ class CMakeDriver:
         return result
 
     def _run_locked(self) -> DriverResult:
+        self._refuse_missing_cmakelists()
         decision = self.configure_decision()
         result = DriverResult(decision)
         if decision.needed:

@@ -61,7 +61,9 @@ def forwarded_defines(settings: ProjectSettings | None, switches: frozenset[str]
     environment, then the config settings; ``switches`` are buildkit's own variables, never forwarded."""
     aliases: Mapping[str, str] = settings.cmake_aliases if settings else {}
     extra = frozenset(settings.cmake_forward if settings else ())
-    if environ.get("DESTDIR"):  # CMake puts every installed file under it, and its manifest does not say so
+    cmake_installs = settings is None or settings.cmake  # the refusals below guard an install (none: cmake = false)
+    # CMake puts every installed file under DESTDIR, and its manifest does not say so.
+    if environ.get("DESTDIR") and cmake_installs:
         _refuse_reserved(f"DESTDIR={environ['DESTDIR']}", "the environment")
     defines: dict[str, str] = {}
     sources: dict[str, str] = {}
@@ -75,7 +77,7 @@ def forwarded_defines(settings: ProjectSettings | None, switches: frozenset[str]
                 defines[target], sources[f"-D{target}"] = value, layer_name
             elif _is_forwarded(name, extra, switches):
                 defines[name], sources[f"-D{name}"] = value, layer_name
-    for name in defines:
+    for name in defines if cmake_installs else ():
         if name.split(":", 1)[0] in RESERVED_VARIABLES:  # CMake's NAME:TYPE spelling sets the same variable
             layer_name = sources[f"-D{name}"]
             _refuse_reserved(name, "[tool.buildkit] cmake-defines" if layer_name == "[tool.buildkit]" else

@@ -63,15 +63,16 @@ class OptionSource:
     kind: str
     doc: str
     key: str | None = None  # [tool.buildkit] key, if the project may set a default
+    needs_cmake: bool = True  # read by the CMake build only: unused by a project with `cmake = false`
 
 
 _OPTION = "buildkit.option"
 
 
 def option(env: str, parse: Callable[[str, str], Any], kind: str, doc: str, *, key: str | None = None,
-           default: Any = None) -> Any:
+           default: Any = None, needs_cmake: bool = True) -> Any:
     """A BuildOptions field that is a build option: its one declaration."""
-    return field(default=default, metadata={_OPTION: OptionSource(env, parse, kind, doc, key)})
+    return field(default=default, metadata={_OPTION: OptionSource(env, parse, kind, doc, key, needs_cmake)})
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Option:
     default: Any
     kind: str
     doc: str
+    needs_cmake: bool = True
 
 
 def option_table(settings: ProjectSettings | None = None) -> tuple[Option, ...]:
@@ -97,7 +99,7 @@ def option_table(settings: ProjectSettings | None = None) -> tuple[Option, ...]:
                                  else setting_default("python_only_variable")),
     }
     return tuple(Option(f.name, source.env.format(**names), source.key, source.parse, f.default, source.kind,
-                        source.doc)
+                        source.doc, source.needs_cmake)
                  for f in fields(BuildOptions) if (source := f.metadata.get(_OPTION)))
 
 
@@ -163,7 +165,7 @@ class BuildOptions:
         "{python_only_variable}", parse_bool, "boolean",
         "Build the python-only wheel (Python package and extension, pinned to the library wheel).", default=False)
     verbose: bool = option("VERBOSE", parse_bool, "boolean", "Stream the full build output.", key="verbose",
-                           default=False)
+                           default=False, needs_cmake=False)
     cmake_args: tuple[str, ...] = option(
         "CMAKE_ARGS", parse_args, "arguments",
         "Extra CMake arguments, split like a shell command line (the conda-forge convention).", default=())
@@ -203,23 +205,23 @@ class BuildOptions:
     macosx_deployment_target: str | None = option("MACOSX_DEPLOYMENT_TARGET", parse_nonempty, "version",
                                                   "Minimum macOS version: compile flag and wheel tag.")
     source_date_epoch: int | None = option("SOURCE_DATE_EPOCH", parse_epoch, "integer",
-                                           "Timestamp for reproducible wheels and sdists.")
+                                           "Timestamp for reproducible wheels and sdists.", needs_cmake=False)
     build_version: str | None = option(
         RELEASE_VERSION_VARIABLE, parse_nonempty, "version",
         "Release version to build instead of version.txt + git sha: the wheel carries it as given, with no "
-        "`+git<sha>` label.")
+        "`+git<sha>` label.", needs_cmake=False)
     build_number: int | None = option(RELEASE_NUMBER_VARIABLE, parse_positive_int, "positive integer",
-                                      "Build number; N > 1 appends .postN to the release version.")
+                                      "Build number; N > 1 appends .postN to the release version.", needs_cmake=False)
     project_build_version: str | None = option(
         "{prefix}_BUILD_VERSION", parse_nonempty, "version",
         f"Older name of {RELEASE_VERSION_VARIABLE}; refused when it starts with `BUILD_`, `USE_` or `CMAKE_`, "
-        "where it would read as a variable forwarded to CMake.")
+        "where it would read as a variable forwarded to CMake.", needs_cmake=False)
     project_build_number: int | None = option(
         "{prefix}_BUILD_NUMBER", parse_positive_int, "positive integer",
-        f"Older name of {RELEASE_NUMBER_VARIABLE}, with the same rule.")
+        f"Older name of {RELEASE_NUMBER_VARIABLE}, with the same rule.", needs_cmake=False)
     extra_requirements: tuple[str, ...] = option("{prefix}_EXTRA_INSTALL_REQUIREMENTS", parse_requirements,
                                                  "requirements", "Extra install requirements, separated by `|`.",
-                                                 default=())
+                                                 default=(), needs_cmake=False)
     cuda_arch_list: str | None = option(
         "{prefix}_CUDA_ARCH_LIST", parse_nonempty, "architecture list",
         "CUDA architectures, PyTorch form (`7.5;8.0;9.0+PTX`) or CMake form (`75-real;90`).", key="cuda-arch-list")
@@ -353,7 +355,8 @@ def load_options(settings: ProjectSettings | None = None, environ: Mapping[str, 
             f"Set one of them to 0: {lib}=1 builds the C++ library wheel, {py}=1 the Python wheel "
             "that depends on it; leave both unset for one full wheel.")
     release_variable = merge_project_named(values, sources, {o.field: o.env for o in table})
-    refuse_reserved_arguments(values["cmake_args"], sources["cmake_args"])
+    if settings is None or settings.cmake:  # CMAKE_ARGS reach no CMake install otherwise
+        refuse_reserved_arguments(values["cmake_args"], sources["cmake_args"])
     defines, define_sources = forwarded_defines(settings, buildkit_switches(table), config, environ)
     for name, value in defines.items():
         check_text(value, f"-D{name} (from {define_sources.get(f'-D{name}', 'the environment')})")

@@ -8,7 +8,9 @@ anything:
 2. ``[tool.setuptools]``: ``package-dir``, ``packages`` (a list, or ``find`` with
    ``where``) and ``py-modules``;
 3. the tree: the first of ``src/<package>``, ``python/<package>`` and
-   ``<package>`` that is a folder (scikit-build-core's search order).
+   ``<package>`` that is a folder (scikit-build-core's search order); for a dotted
+   project name (``myns.mypkg``) with no folder of the flat name, ``myns/mypkg`` there
+   (:func:`nested_package`).
 
 A project whose package folder does not exist yet (CMake creates it, or the
 project is one top-level extension module) keeps the package root that the
@@ -70,6 +72,23 @@ def detect_layout(root: Path, package: str, *, packages: tuple[str, ...] = (), p
             return PythonLayout(candidate, {top: candidate / top}, py_modules, f"the tree ({candidate / top})")
     # Not there yet: CMake will create it, or the project is top-level modules only.
     return PythonLayout(_unbuilt_root(root, py_modules), {}, py_modules, "the tree (no package folder yet)")
+
+
+def nested_package(root: Path, project_name: str) -> str | None:
+    """scikit-build-core's second guess for a dotted project name such as ``myns.mypkg``: the
+    package ``myns.mypkg`` in ``myns/mypkg`` (under ``src/``, ``python/`` or the root), where only
+    the last folder has an ``__init__.py`` (PEP 420 namespace packages above it).  None when the
+    name has no dot, or a folder of the flat name (``myns_mypkg``) comes first in the search."""
+    parts = [part.replace("-", "_") for part in project_name.split(".")]
+    if len(parts) < 2 or not all(part.isidentifier() for part in parts):
+        return None
+    for candidate in SEARCHED_ROOTS:
+        folder = root / candidate
+        if (folder / "_".join(parts)).is_dir():
+            return None
+        if folder.joinpath(*parts, "__init__.py").is_file():
+            return ".".join(parts)
+    return None
 
 
 def _unbuilt_root(root: Path, py_modules: tuple[str, ...]) -> PurePosixPath:

@@ -51,13 +51,17 @@ class Declaration:
     check: Callable[[Any], bool] | None = None
     lone_string: bool = False  # a single string stands for a one-item list (`include = "lib/*"`)
     derived: bool = False  # the default is computed from other values when the key is absent
+    # Only a CMake build reads it: a project with `cmake = false` may not set it.
+    needs_cmake: bool = False
 
 
 def setting(doc: str, *, default: Any = MISSING, default_factory: Any = MISSING, kind: str | None = None,
-            check: Callable[[Any], bool] | None = None, lone_string: bool = False, derived: bool = False) -> Any:
+            check: Callable[[Any], bool] | None = None, lone_string: bool = False, derived: bool = False,
+            needs_cmake: bool = False) -> Any:
     """A dataclass field that is a TOML key; without a default the key is required."""
     return dataclasses.field(default=default, default_factory=default_factory,
-                             metadata={_METADATA_KEY: Declaration(doc, kind, check, lone_string, derived)})
+                             metadata={_METADATA_KEY: Declaration(doc, kind, check, lone_string, derived,
+                                                                  needs_cmake)})
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,7 @@ class KeyDoc:
     required: bool
     derived: bool
     table: type | None  # the sub-table's dataclass, for a table or a list of tables
+    needs_cmake: bool = False
 
 
 def is_declared(field: dataclasses.Field[Any]) -> bool:
@@ -90,8 +95,30 @@ def describe(cls: type) -> tuple[KeyDoc, ...]:
     for key, (field, hint) in declared_keys(cls).items():
         declaration: Declaration = field.metadata[_METADATA_KEY]
         rows.append(KeyDoc(key, declaration.kind or kind_of(hint), _default(field), declaration.doc,
-                           _required(field), declaration.derived, _table_class(hint)))
+                           _required(field), declaration.derived, _table_class(hint), declaration.needs_cmake))
     return tuple(rows)
+
+
+def keys_needing_cmake(cls: type, raw: Mapping[str, Any], location: Location) -> list[str]:
+    """The keys written in ``raw`` (a table already read by :func:`read_table`), and in its
+    sub-tables, whose declaration says only a CMake build reads them, shown with their path
+    (``[tool.buildkit] scripts[0].when``)."""
+    found = []
+    for key, value in raw.items():
+        if key not in declared_keys(cls):
+            continue  # another reader's key (a build option)
+        field, hint = declared_keys(cls)[key]
+        if field.metadata[_METADATA_KEY].needs_cmake:
+            found.append(show((*location, key)))
+            continue
+        table = _table_class(hint)
+        if table is None:
+            continue
+        entries = value if isinstance(value, list) else [value]
+        for index, entry in enumerate(entries):
+            where = (*location, key, index) if isinstance(value, list) else (*location, key)
+            found += keys_needing_cmake(table, entry, where)
+    return found
 
 
 def read_table(cls: type, raw: Mapping[str, Any], location: Location,

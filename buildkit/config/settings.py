@@ -21,8 +21,8 @@ from buildkit._util.interpreter import DEFAULT_BUILD_DIR, expand_build_dir
 from buildkit._util.switches import switch_word
 from buildkit.config.build_dir import check_build_dir
 from buildkit.config.modes import CudaRuntime, InstallPrefix, VersionPolicy, WheelMode
-from buildkit.config.python_layout import PythonLayout, detect_layout
-from buildkit.config.schema import KeyDoc, describe, read_table, setting
+from buildkit.config.python_layout import PythonLayout, detect_layout, nested_package
+from buildkit.config.schema import KeyDoc, describe, keys_needing_cmake, read_table, setting
 from buildkit.config.value_rules import (
     SCRIPT_NAME_FORM,
     are_globs,
@@ -48,8 +48,9 @@ _WHEN_DOC = ("CMake cache condition: variable names joined by `and`/`or`, each o
 
 
 def _when(purpose: str, **default: Any) -> Any:
-    """A ``when`` key: what the condition gates, then the condition syntax."""
-    return setting(f"{purpose} {_WHEN_DOC}", kind="condition", check=is_condition, **default)
+    """A ``when`` key: what the condition gates, then the condition syntax.  A condition reads
+    the CMake cache, so only a CMake build has one."""
+    return setting(f"{purpose} {_WHEN_DOC}", kind="condition", check=is_condition, needs_cmake=True, **default)
 
 
 # -------------------------------------------------------------- sub-tables
@@ -150,6 +151,8 @@ class ProjectSettings:
     dynamic: frozenset[str] = frozenset()
     # The build-option keys of the table (build-type...), raw: load_options parses them.
     option_defaults: Mapping[str, Any] = field(default_factory=dict)
+    # The keys written in the table that only a CMake build reads, with their path (`cmake = false` refuses them).
+    cmake_only_keys: tuple[str, ...] = ()
     # [project] version when it is not dynamic: then it is the version, as written.
     static_version: str | None = None
     # [tool.setuptools], read for the layout when `packages` is not set.
@@ -170,34 +173,40 @@ class ProjectSettings:
         "Top-level modules beside the packages (`pmod` for `src/pmod.py`), in the package root. "
         "Default: `[tool.setuptools]` `py-modules`.", kind="list of module names",
         check=lambda names: all(n.isidentifier() for n in names), default=())
+    cmake: bool = setting(
+        "`false`: the project has no CMake part (scikit-build-core's `wheel.cmake = false`). No CMake runs, no "
+        "`CMakeLists.txt` is needed, and the wheel is pure (`py3-none-any`) unless the package folders hold native "
+        "binaries. The *CMake only* keys, and CMake build options written here (`build-type`...), are refused "
+        "with it; see [Without CMake](#without-cmake).", default=True)
     install_prefix: InstallPrefix = setting(
         "Where `cmake --install` puts files: `package` (the package's folder, PyTorch's layout: "
         "`install(TARGETS t DESTINATION lib)`) or `wheel-root` (the package root, scikit-build-core's layout: "
         "`install(TARGETS m DESTINATION <package>)`, `DESTINATION .` for a top-level module; buildkit then "
         "defines scikit-build-core's `SKBUILD_*` variables). Default: `package` when the package folder exists "
         "and the top-level CMakeLists.txt does not mention `SKBUILD`, else `wheel-root`. Library-only wheels "
-        "always use `package`.", default=None, derived=True)
+        "always use `package`.", default=None, derived=True, needs_cmake=True)
     cmake_source_dir: str = setting("Folder holding the top-level `CMakeLists.txt`, relative to the project.",
-                                    default=".")
+                                    default=".", needs_cmake=True)
     build_dir: Path = setting(
         "The kept CMake build folder, relative to the project. `{soabi}` stands for the interpreter's extension "
         "ABI (`cpython-312-x86_64-linux-gnu`) and `{cache_tag}` for its cache tag (`cpython-312`), so that each "
         "interpreter keeps its own build; a folder without a placeholder is shared, and switching Python "
         "configures it again.", kind="folder", check=check_build_dir, default=Path(DEFAULT_BUILD_DIR))
     cmake_minimum_version: str = setting(
-        "Oldest cmake accepted; an older system cmake is replaced by the PyPI one.", default="3.24")
+        "Oldest cmake accepted; an older system cmake is replaced by the PyPI one.", default="3.24", needs_cmake=True)
     env_prefix: str = setting(
         "Prefix of the project-named variables `<PREFIX>_EXTRA_INSTALL_REQUIREMENTS` and "
         "`<PREFIX>_CUDA_ARCH_LIST`, and of `<PREFIX>_BUILD_VERSION` and `<PREFIX>_BUILD_NUMBER`, the older names "
         "of `BUILDKIT_RELEASE_VERSION` and `BUILDKIT_BUILD_NUMBER`. "
         "Default: the top-level package name upper-cased.", default=None, derived=True)
     library_only_variable: str = setting("Variable that selects the library-only wheel.",
-                                         default="BUILD_LIBTORCH_WHL")
-    python_only_variable: str = setting("Variable that selects the python-only wheel.", default="BUILD_PYTHON_ONLY")
+                                         default="BUILD_LIBTORCH_WHL", needs_cmake=True)
+    python_only_variable: str = setting("Variable that selects the python-only wheel.", default="BUILD_PYTHON_ONLY",
+                                        needs_cmake=True)
     library_distribution: str = setting(
         "Distribution name of the library-only wheel, pinned by the python-only wheel. "
         "Default: `lib` followed by the `[project]` name; the `[project]` name itself with `library-only = true`.",
-        default=None, derived=True)
+        default=None, derived=True, needs_cmake=True)
     version_file: str = setting("File holding the base version; `+git<sha7>` is appended in a git checkout.",
                                 default="version.txt")
     version_module: str = setting(
@@ -223,19 +232,20 @@ class ProjectSettings:
     cmake_defines: dict[str, str | bool | int | tuple[str, ...]] = setting(
         "`-D` values passed to every configure (`true`/`false` become `ON`/`OFF`, a list of strings a CMake list "
         "with each `;` inside an item escaped); the environment and config settings override them.",
-        default_factory=dict)
+        default_factory=dict, needs_cmake=True)
     cmake_aliases: dict[str, str] = setting(
         "Environment variables forwarded to CMake under another name (`ENV_NAME = \"CMAKE_NAME\"`).",
-        default_factory=lambda: {"CUDA_HOST_COMPILER": "CMAKE_CUDA_HOST_COMPILER"})
+        default_factory=lambda: {"CUDA_HOST_COMPILER": "CMAKE_CUDA_HOST_COMPILER"}, needs_cmake=True)
     cmake_forward: tuple[str, ...] = setting(
-        "Extra environment variables forwarded to CMake as-is (besides `BUILD_*`, `USE_*`, `CMAKE_*`).", default=())
+        "Extra environment variables forwarded to CMake as-is (besides `BUILD_*`, `USE_*`, `CMAKE_*`).", default=(),
+        needs_cmake=True)
     extension: StubExtension | None = setting(
-        "The thin `_C` stub extension built by `build_ext`; its keys are below.", default=None)
+        "The thin `_C` stub extension built by `build_ext`; its keys are below.", default=None, needs_cmake=True)
     cmake_extensions: tuple[CMakeExtension, ...] = setting(
         "Extension modules built and installed by CMake, registered with setuptools so wheels include them.",
-        default=())
+        default=(), needs_cmake=True)
     optional_packages: tuple[OptionalPackage, ...] = setting(
-        "Subpackages shipped only when a CMake cache condition holds.", default=())
+        "Subpackages shipped only when a CMake cache condition holds.", default=(), needs_cmake=True)
     scripts: tuple[Script, ...] = setting("Console scripts; library-only wheels get none.", default=())
     package_data: tuple[PackageDataEntry, ...] = setting(
         "Package-data rules added to the defaults (headers, CMake files, native libraries). What CMake installs "
@@ -252,24 +262,25 @@ class ProjectSettings:
         kind="dotted module name", check=is_dotted_name, default=None)
     prioritized_text_file: str = setting(
         "Symbols (one per line) placed first in .text when USE_PRIORITIZED_TEXT_FOR_LD=1.",
-        default="cmake/prioritized_text.txt")
+        default="cmake/prioritized_text.txt", needs_cmake=True)
     preload_libraries: tuple[str, ...] = setting(
         "Native libraries (CMake target names) that `<package>/_native.py` preloads before the extension, "
-        "from the package's own `lib/` or from the installed library distribution.", default=())
+        "from the package's own `lib/` or from the installed library distribution.", default=(), needs_cmake=True)
     library_dependencies: tuple[LibraryDependency, ...] = setting(
         "Other distributions' native libraries this project builds against and links (a library-only wheel, "
         "`torch`, an `nvidia-*` runtime). buildkit finds each where the build runs, puts it on "
         "`CMAKE_PREFIX_PATH`, writes `Requires-Dist` from the version found and its `version` policy, and makes "
         "the wheel find the libraries at run time without copying them: an rpath into the distribution's folder "
         "in site-packages, and `<package>/_native.py`, which checks the version and preloads them (import it "
-        "before the extension). `buildkit wheels` keeps them out of auditwheel's repair.", default=())
+        "before the extension). `buildkit wheels` keeps them out of auditwheel's repair.", default=(), needs_cmake=True)
     cuda_runtime: CudaRuntime = setting(
         "Where a CUDA 12+ build's `libcudart` comes from at run time: `wheel` (NVIDIA's runtime wheel, "
         "`nvidia-cuda-runtime>=13.0,<14` for a CUDA 13.0 toolkit (`nvidia-cuda-runtime-cu12` for CUDA 12): a "
         "requirement of the wheel that ships the binaries needing it, reached through an rpath into "
         "`site-packages/nvidia/cu13/lib` and the loader's search: already loaded, NVIDIA wheels, conda, system; "
         "auditwheel never copies it), `vendor` (auditwheel copies it into the wheel) or `system` (the machine's "
-        "CUDA installation: neither required nor copied). Older toolkits vendor.", default=CudaRuntime.WHEEL)
+        "CUDA installation: neither required nor copied). Older toolkits vendor.", default=CudaRuntime.WHEEL,
+        needs_cmake=True)
     py_api: str | None = setting(
         "The Python API the wheel's modules are built for, as scikit-build-core's `wheel.py-api`: `cp3X` for the "
         "stable ABI of CPython 3.X and later (a `cp3X-abi3` wheel where the interpreter is a GIL-enabled CPython "
@@ -277,26 +288,27 @@ class ProjectSettings:
         "`SKBUILD_SABI_COMPONENT`, and `BUILDKIT_SABI_*` of the same values; elsewhere the interpreter's own tag, "
         "said by name), `py3` or `py2.py3` for modules that do not use Python's C API (`py3-none-<platform>`). "
         "Every extension module of an abi3 wheel must be built for it: one that is not stops the wheel build.",
-        kind="one of `cp3X`, `py3` or `py2.py3`", check=is_py_api, default=None)
+        kind="one of `cp3X`, `py3` or `py2.py3`", check=is_py_api, default=None, needs_cmake=True)
     smoke_test: str | None = setting(
         "Command `buildkit wheels` runs (in a shell, from an empty folder) in a fresh venv with the built wheel "
         "installed, after `import <package>`; e.g. `python -c 'import pkg; pkg.selftest()'`.", default=None)
     job_memory_mb: int = setting("Memory one compile job needs; caps the default job count.",
-                                 kind="positive integer", check=is_positive, default=1024)
+                                 kind="positive integer", check=is_positive, default=1024, needs_cmake=True)
     cuda_job_memory_mb: int = setting("Memory one nvcc job needs when CUDA is on.", kind="positive integer",
-                                      check=is_positive, default=3072)
+                                      check=is_positive, default=3072, needs_cmake=True)
 
     def __post_init__(self) -> None:
         # The defaults that depend on the project name, filled in once so that every
         # reader sees a plain string.
-        named = self.package or self.project_name.replace("-", "_").replace(".", "_")
+        named = (self.package or nested_package(self.root, self.project_name)
+                 or self.project_name.replace("-", "_").replace(".", "_"))
         layout = detect_layout(self.root, named, packages=self.packages, py_modules=self.py_modules,
                                setuptools_table=self.setuptools_table)
         if self.package is None:
             # A declared layout whose packages do not include the project's name (packages =
             # ["python/shared_pkg"] in project navigate_editable): its first package is the one.
             tops = list(layout.package_folders)
-            object.__setattr__(self, "package", named if named in tops or not tops else tops[0])
+            object.__setattr__(self, "package", named if named.split(".")[0] in tops or not tops else tops[0])
         object.__setattr__(self, "layout", layout)
         if self.env_prefix is None:
             object.__setattr__(self, "env_prefix", self.package.split(".")[0].upper())
@@ -396,6 +408,7 @@ def load_settings(root: Path | str, option_keys: frozenset[str] = frozenset()) -
                                **read_table(ProjectSettings, table, (_TITLE,), also_known=option_keys),
                                setuptools_table=setuptools_table if isinstance(setuptools_table, dict) else {},
                                option_defaults={k: v for k, v in table.items() if k in option_keys},
+                               cmake_only_keys=tuple(keys_needing_cmake(ProjectSettings, table, (_TITLE,))),
                                dynamic=frozenset(dynamic if isinstance(dynamic, list) else []),
                                static_version=_static_version(project, path))
     except ConfigError as error:

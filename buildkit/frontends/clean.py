@@ -177,15 +177,18 @@ def _files_below(folder: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:
 
 
 def build_outputs(settings: ProjectSettings) -> list[Path]:
-    """What the default ``clean`` removes besides the installed files."""
+    """What the default ``clean`` removes besides the installed files.  Without a CMake part
+    (``cmake = false``) an extension module or ``compile_commands.json`` in the tree is none of
+    buildkit's outputs (a prebuilt library shipped as package data): it stays."""
     root, package_dir = settings.root, settings.package_dir
-    found = [settings.build_dir, root / "compile_commands.json", *sorted(root.glob("*.egg-info"))]
+    found = [settings.build_dir, *([root / "compile_commands.json"] if settings.cmake else []),
+             *sorted(root.glob("*.egg-info"))]
     if package_dir.parent != root:
         found += sorted(package_dir.parent.glob("*.egg-info"))
     version_py = package_dir / settings.version_module
     if settings.version_module and is_generated_version_file(version_py):
         found.append(version_py)
-    if package_dir.is_dir():
+    if package_dir.is_dir() and settings.cmake:
         found += _files_below(package_dir, EXTENSION_SUFFIXES)
     found += sorted((root / "dist").glob(WHEEL_STAGING_GLOB))
     # What setuptools' build commands leave in their default build_base, beside the build folders.

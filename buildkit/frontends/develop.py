@@ -41,7 +41,7 @@ def develop(root: Path, invocation: Invocation, *, register: bool = True) -> Pro
     project = Project.load(root, invocation=invocation)
     with project.locked():  # through setuptools' part too
         project.build()
-        if project.options.cmake_only:
+        if project.stopped_after_configure:
             return project
         project.write_generated_files()
         if not develop_state.is_current(project, register):

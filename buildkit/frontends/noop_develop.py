@@ -92,6 +92,9 @@ def run_if_current(root: str, register: bool) -> bool:
         return False
     if held_here(record["build_dir"]):
         return False  # `buildkit develop` runs setup.py in-process, holding the lock: it decides
+    if not record["build_command"]:  # no CMake part (cmake = false): nothing to build or install
+        console.info(f"up to date ({time.perf_counter() - started:.2f} s)")
+        return True
     with lock_build_folder(record["build_dir"]):
         log_before = log_stamp(record["build_dir"])
         build_started = time.perf_counter()

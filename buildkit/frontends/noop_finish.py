@@ -75,15 +75,11 @@ def record(project: Project, register: bool) -> None:
     """After a successful develop/build of ``project``: what a no-op depends on."""
     if project.build_dir != Path(os.path.realpath(default_build_dir(str(project.root)))) or not project.built:
         return  # another build folder: the no-op goes through the full command
-    driver = project.driver()
-    tools = driver._tools()
-    jobs = driver.job_count()
     build_dir = project.build_dir
-    files = noop_record.regenerated_files(str(build_dir))
+    files, build = _cmake_build(project) if project.settings.cmake else ([], NO_BUILD)
     # The build folder's records, less the install's own (which the install step checks
     # itself, and rewrites after each edit) and this one.
     files += [str(p) for p in sorted((build_dir / ".buildkit").glob("*.json")) if not p.name.startswith("install-")]
-    files += [str(tool.path) for tool in tools.tools().values() if tool is not None]
     files += [str(project.settings.package_dir), str(project.root / project.settings.version_file),
               str(project.root / project.settings.readme)]  # the registration's METADATA holds the README
     stub = project.settings.extension
@@ -91,10 +87,26 @@ def record(project: Project, register: bool) -> None:
     files += noop_record.buildkit_files()
     files = list(dict.fromkeys(files))
     root = str(project.root)
-    installer = PackageTreeInstall(build_dir, project.target.install_prefix, tools.cmake.path, driver.build_type())
-    noop_record.write_record(root, {
-        "files": files, "inputs": noop_record.inputs(root, register, files),
-        "build_dir": str(build_dir), "build_command": list(driver.build_command(jobs)), "jobs": jobs,
-        "install_prefix": str(project.target.install_prefix), "cmake": str(tools.cmake.path),
-        "build_type": driver.build_type(), "install_summary": str(installer.summary_path),
-    })
+    noop_record.write_record(root, {"files": files, "inputs": noop_record.inputs(root, register, files),
+                                    "build_dir": str(build_dir), **build})
+
+
+# A project without a CMake part (`cmake = false`): no build command, which the first stage
+# takes for nothing to build or install (its inputs decide alone).
+NO_BUILD: dict[str, Any] = {"build_command": [], "jobs": 0, "install_prefix": "", "cmake": "", "build_type": "",
+                            "install_summary": ""}
+
+
+def _cmake_build(project: Project) -> tuple[list[str], dict[str, Any]]:
+    """What the no-op of a CMake build depends on besides the project's files (what CMake
+    regenerates, the tools), and how its first stage builds and installs."""
+    driver = project.driver()
+    tools = driver._tools()
+    jobs = driver.job_count()
+    files = noop_record.regenerated_files(str(project.build_dir))
+    files += [str(tool.path) for tool in tools.tools().values() if tool is not None]
+    installer = PackageTreeInstall(project.build_dir, project.target.install_prefix, tools.cmake.path,
+                                   driver.build_type())
+    return files, {"build_command": list(driver.build_command(jobs)), "jobs": jobs,
+                   "install_prefix": str(project.target.install_prefix), "cmake": str(tools.cmake.path),
+                   "build_type": driver.build_type(), "install_summary": str(installer.summary_path)}

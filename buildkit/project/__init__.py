@@ -156,9 +156,10 @@ class Project:
             record_dependencies(self.build_dir, found, system_runtime(self.settings.cuda_runtime, self.cuda_toolkit))
         if self.mode is WheelMode.LIBRARY_ONLY or not self.target.package_dir.is_dir():
             return False
+        # A build type is a CMake build's: a project without one has none to record.
+        extra = {"build_type": self.build_type} if self.settings.cmake else {}
         changed = bool(self.settings.version_module) and write_version_file(
-            self.target.package_dir, self.resolved_version, extra={"build_type": self.build_type},
-            name=self.settings.version_module)
+            self.target.package_dir, self.resolved_version, extra=extra, name=self.settings.version_module)
         dependencies = loader_table(found, needed_libraries(self.needed_sonames, found)) if found else []
         loader = write_native_loader(self.target.package_dir, package=self.settings.package,
                                      library_distribution=self.settings.library_distribution,
@@ -329,12 +330,21 @@ class Project:
                                                 links=self.link_guard(self.root))
             staged_installs = self._manifests.installed_names(self.target.install_prefix)
             sync_sources(self._progress.staged_sources, self.target.tree_root, staged_installs)
+        if not self.settings.cmake:
+            console.info("no CMake build ([tool.buildkit] cmake = false): the Python side only")
+            return DriverResult.without_cmake()
         build_env.sync_mirror(self.build_environment, self.build_dir)
         return self.driver().run(lock_held=True)
 
     @property
     def built(self) -> bool:
         return self._progress.result is not None
+
+    @property
+    def stopped_after_configure(self) -> bool:
+        """Whether this command's build stopped after CMake's configure (``CMAKE_ONLY=1``): nothing
+        was built or installed, so nothing may be packaged or registered."""
+        return self._progress.result is not None and self._progress.result.cmake_only
 
     @cached_property
     def _cache_file(self) -> BuildFolderCache:

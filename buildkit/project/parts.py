@@ -20,6 +20,7 @@ from typing import Any
 from buildkit.config.modes import InstallPrefix, WheelMode
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
+from buildkit.config.without_cmake import check_without_cmake
 from buildkit.package.layout import PackageDataRule, default_rules, rules_from_config
 from buildkit.package.staging import staging_root
 
@@ -34,9 +35,12 @@ class Configuration:
     @classmethod
     def load(cls, root: Path | str, environ: Mapping[str, str] | None,
              config_settings: Mapping[str, Any]) -> Configuration:
-        """A bad value or a mode conflict raises here, before any work."""
+        """A bad value or a mode conflict raises here, before any work (with `cmake = false`, an
+        option of a CMake build too)."""
         settings = load_settings(root, option_keys())
-        return cls(settings, load_options(settings, environ, config_settings))
+        options = load_options(settings, environ, config_settings)
+        check_without_cmake(settings, options)
+        return cls(settings, options)
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ class WheelPlan:
     # no pins of what the build links (nothing is built against yet).
     for_sdist: bool
     # CMake installs into the wheel's root (scikit-build-core's layout) rather than the
-    # package's folder; never for a library-only wheel, which has its own layout.
+    # package's folder; never for a library-only wheel, which has its own layout, nor without CMake.
     wheel_root_install: bool
     # The project's own package-data rules: only they are expected to match something.
     own_rules: tuple[PackageDataRule, ...]
@@ -61,7 +65,7 @@ class WheelPlan:
         own = rules_from_config(settings.package_data)
         defaults = default_rules(codegen_package=settings.codegen_package, package=settings.package)
         return cls(mode, for_sdist,
-                   wheel_root_install=(settings.install_prefix is InstallPrefix.WHEEL_ROOT
+                   wheel_root_install=(settings.install_prefix is InstallPrefix.WHEEL_ROOT and settings.cmake
                                        and mode is not WheelMode.LIBRARY_ONLY),
                    own_rules=own, package_data_rules=(*defaults, *own))
 

@@ -50,8 +50,31 @@ def environment_table() -> str:
 def settings_table(rows: tuple[KeyDoc, ...] = SETTINGS) -> str:
     lines = ["| key | type | default | meaning |", "|---|---|---|---|"]
     for row in rows:
-        lines.append(f"| `{row.key}` | {row.kind} | {_default_cell(row)} | {row.doc} |")
+        doc = f"{row.doc} *CMake only.*" if row.needs_cmake else row.doc
+        lines.append(f"| `{row.key}` | {row.kind} | {_default_cell(row)} | {doc} |")
     return "\n".join(lines)
+
+
+def without_cmake() -> str:
+    """What `cmake = false` keeps of the options, from their declarations."""
+    kept = ", ".join(f"`{option.env}`" for option in option_table() if not option.needs_cmake)
+    keys = ", ".join(f"`{option.key}`" for option in option_table() if option.key and option.needs_cmake)
+    return (
+        "## Without CMake\n\n"
+        "`cmake = false` declares a project without a CMake part, like scikit-build-core's `wheel.cmake = false`: "
+        "no CMake configure, build or install runs, and no `CMakeLists.txt` is needed (without the key, a project "
+        "that has none stops with an error that names it). buildkit builds the Python side: the version module, "
+        "the metadata, package data, sdists, wheels, editable installs, `buildkit develop` (whose no-op then "
+        "starts no build tool) and `buildkit clean`. A library (`.so`, `.a`...) or `compile_commands.json` in "
+        "the tree is then none of buildkit's outputs: the sdist ships it and `clean` leaves it. The wheel is "
+        "pure, tagged `py3-none-any`, "
+        "unless the package folders hold native binaries (a prebuilt library shipped as package data makes a "
+        "`py3-none-<platform>` wheel). `buildkit doctor` checks only the interpreter and the wheel tools.\n\n"
+        f"Of the variables in the first table only {kept} are read. The others, and the variables that would "
+        "be forwarded to CMake, do nothing: given as config settings they are named in a warning, set in the "
+        "environment in one line (the forwarded ones with `VERBOSE=1`). A library-only or python-only wheel is "
+        "refused wherever it is asked for. In `[tool.buildkit]`, the keys marked *CMake only* below and the "
+        f"option keys {keys} are refused beside `cmake = false`, all of them in one error.\n")
 
 
 def sub_tables() -> str:
@@ -83,7 +106,7 @@ def render_reference() -> str:
         + " (buildkit installs into the package tree). `CMAKE_PREFIX_PATH` is merged with the prefixes "
         "buildkit adds.\n")
     return (f"{HEADER}\n## Environment variables\n\n`<PREFIX>` is the project's `env-prefix`.\n\n"
-            f"{environment_table()}\n\n{forwarding}\n## `[tool.buildkit]` keys\n\n"
+            f"{environment_table()}\n\n{forwarding}\n{without_cmake()}\n## `[tool.buildkit]` keys\n\n"
             "Besides the option keys in the first table:\n\n"
             f"{settings_table()}\n\n{sub_tables()}")
 

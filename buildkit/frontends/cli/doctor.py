@@ -47,6 +47,8 @@ MINIMUM_NVCC = "11.8"
 WHEEL_TOOLS = ("auditwheel", "patchelf", "twine") if sys.platform.startswith("linux") else ("twine",)
 LAUNCHERS = ("ccache", "sccache")
 COLUMNS = ("check", "version", "path", "status", "what to do")
+WITHOUT_CMAKE = ("none: [tool.buildkit] cmake = false, so no cmake, ninja, compiler or Python headers are needed "
+                 "to build the project")
 
 
 @dataclass(frozen=True)
@@ -79,9 +81,13 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
                compiler_env: Mapping[str, str] | None = None, cache_path: Path | str | None = None,
                gpu_present: bool | None = None) -> list[Check]:
     """Every check, in table order.  ``compiler_env`` holds CC/CXX/CUDACXX if set."""
+    if settings is not None and not settings.cmake:  # the Python side only: no tool of a CMake build is needed
+        return [_check_python(headers=False), Check("CMake build", status="note", detail=WITHOUT_CMAKE),
+                *(_check_wheel_tool(name) for name in WHEEL_TOOLS)]
     defines = options.defines()
     cuda_wanted = _bool_or_none(defines.get("USE_CUDA"))
-    checks = [_check_python(), _check_cmake(settings, cache_path), _check_ninja(options, cache_path)]
+    checks = [_check_python(), _check_cmakelists(settings), _check_cmake(settings, cache_path),
+              _check_ninja(options, cache_path)]
     compilers, compiler_checks = _check_compilers(defines, compiler_env or {}, cuda_wanted, cache_path)
     checks += compiler_checks
     # What the project compiles, not what is installed: the architectures and the per-job budget.
@@ -122,7 +128,10 @@ def _bool_or_none(value: str | None) -> bool | None:
         return None
 
 
-def _check_python() -> Check:
+def _check_python(*, headers: bool = True) -> Check:
+    """The interpreter, and with ``headers`` the development headers every extension module needs."""
+    if not headers:
+        return Check("Python", platform.python_version(), sys.executable)
     header = Path(sysconfig.get_paths()["include"]) / "Python.h"
     check = Check("Python + headers", platform.python_version(), sys.executable)
     if header.is_file():
@@ -132,6 +141,18 @@ def _check_python() -> Check:
                  "the Python development headers are missing, so no extension module can be compiled",
                  f"Install them: `apt install python{short}-dev` (Debian/Ubuntu), `dnf install python3-devel` "
                  "(Fedora/RHEL), or use a Python that ships them (python.org, conda, pyenv, uv).")
+
+
+def _check_cmakelists(settings: ProjectSettings | None) -> Check:
+    name = "CMakeLists.txt"
+    if settings is None:
+        return Check(name, status="note", detail="no pyproject.toml: no project to look at")
+    found = settings.source_dir / "CMakeLists.txt"
+    if found.is_file():
+        return Check(name, path=str(found))
+    return Check(name, path=str(settings.source_dir), status="problem", detail="missing: CMake cannot configure",
+                 fix="For a project without a C, C++ or CUDA part, add `cmake = false` to [tool.buildkit]; "
+                     "else set `cmake-source-dir` to the folder that holds it.")
 
 
 def _check_cmake(settings: ProjectSettings | None, cache_path: Path | str | None) -> Check:

@@ -60,7 +60,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _record_for_no_op(project: Project, register: bool) -> None:
-    if not project.options.cmake_only:
+    if not project.stopped_after_configure:
         noop_finish.record(project, register)
 
 

@@ -258,6 +258,9 @@ class Run:
     def repair(self, wheel: Path, exclude: Sequence[str]) -> Path:
         if self.args.no_repair or not sys.platform.startswith("linux"):
             return _publish(wheel, self.out)
+        if audit_mod.wheel_tags(wheel.name)[2] == {"any"}:  # `cmake = false`: auditwheel refuses a pure wheel
+            console.info(f"not repaired: {wheel.name} is pure, with no native code for auditwheel to repair")
+            return _publish(wheel, self.out)
         repaired, command = audit_mod.repair(wheel, self.fresh_dir("repaired"), plat=self.args.policy, exclude=exclude)
         console.info(" ".join(command))
         return _publish(repaired, self.out)

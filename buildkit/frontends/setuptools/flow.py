@@ -113,7 +113,7 @@ def _setup(root: Path, invocation: Invocation, overrides: dict[str, Any]) -> Set
     # setuptools writes (the stub, the wheel, the editable registration).
     with project.locked():
         result = project.build()  # 5
-        if project.options.cmake_only:
+        if project.stopped_after_configure:
             return result
         project.write_generated_files()
         # Nothing for setuptools to do when the stub and the editable registration

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from setuptools.command.build import build
     from setuptools.command.egg_info import egg_info as egg_info_command
 
-OUTPUT_GLOBS = ("*.so", "*.so.*", "*.dylib", "*.pyd", "*.o", "*.obj", "*.a", "*.pyc", "*.pyo",
+PYTHON_OUTPUT_GLOBS = ("*.pyc", "*.pyo")
+OUTPUT_GLOBS = ("*.so", "*.so.*", "*.dylib", "*.pyd", "*.o", "*.obj", "*.a", *PYTHON_OUTPUT_GLOBS,
                 "compile_commands.json")
 SKIPPED_DIR_NAMES = PROTECTED_DIR_NAMES | {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 
@@ -53,6 +54,9 @@ class OutputFilter:
         if project.settings.version_module and is_generated_version_file(version_py):
             self.installed.add(self._relative(version_py) or "")
         self.egg_info = self._relative(Path(egg_info_dir).absolute()) if egg_info_dir else None
+        # Without a CMake part nothing is compiled: a library in the tree is a source (a prebuilt one
+        # shipped as package data), not an output.
+        self.output_globs = OUTPUT_GLOBS if project.settings.cmake else PYTHON_OUTPUT_GLOBS
 
     def _relative(self, path: Path) -> str | None:
         absolute = Path(os.path.abspath(path if path.is_absolute() else self.root / path))
@@ -67,7 +71,7 @@ class OutputFilter:
         path = PurePosixPath(rel)
         if rel in self.installed or path.name in PROTECTED_FILE_NAMES:
             return True
-        if any(fnmatchcase(path.name, pattern) for pattern in OUTPUT_GLOBS):
+        if any(fnmatchcase(path.name, pattern) for pattern in self.output_globs):
             return True
         return any(self.excludes_folder(p.as_posix()) for p in path.parents if p.parts)
 

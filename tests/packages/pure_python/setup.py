@@ -1,0 +1,3 @@
+from buildkit import setup
+
+setup()

@@ -36,12 +36,13 @@ from buildkit_testing.processes import clean_env, run
 from buildkit_testing.skbuild_corpus import (
     DEFINES_PORT,
     PORTS,
+    SIBLING_PORT,
     IndexUnreachable,
     apply_port,
     reference_wheels,
     sample_packages,
 )
-from buildkit_testing.venvs import make_venv, pip_into
+from buildkit_testing.venvs import make_venv, pip_into, venv_env
 
 pytestmark = pytest.mark.slow
 
@@ -73,6 +74,12 @@ EXPECTED = {
     "importlib_editable": Expected({"pkg/version.py": VERSION_MODULE, "pkg-0.0.1.dist-info/top_level.txt": TOP_LEVEL}),
     "simple_pyproject_ext": Expected({"cmake_example-0.0.1.dist-info/top_level.txt": TOP_LEVEL}),
     "simple_pyproject_source_dir": Expected({"cmake_example-0.0.1.dist-info/top_level.txt": TOP_LEVEL}),
+    "generate_include": Expected({"generate_include-0.0.1.dist-info/top_level.txt": TOP_LEVEL}),
+    "simple_purelib_package": Expected({"purelib_example/version.py": VERSION_MODULE,
+                                        "purelib_example-0.0.1.dist-info/top_level.txt": TOP_LEVEL}),
+    "namespace_purelib_package": Expected({"myns/mypkg/version.py": VERSION_MODULE,
+                                           "myns_mypkg-0.0.1.dist-info/top_level.txt": TOP_LEVEL}),
+    "pep639_pure": Expected({"pep639_pure-0.1.0.dist-info/top_level.txt": TOP_LEVEL}),
 }
 
 # What each sample's own tests in scikit-build-core check of the installed package:
@@ -118,6 +125,15 @@ CHECKS: dict[str, tuple[tuple[str, str], ...]] = {
                                              "pkg.sub_b.sub_d True")),
     "simple_pyproject_ext": CMAKE_EXAMPLE,
     "simple_pyproject_source_dir": CMAKE_EXAMPLE,
+    # test_generate_include.py: the generated file is in the wheel.
+    "generate_include": (("from importlib.resources import files; "
+                          "print(files('generate_include').joinpath('_version.py').is_file())", "True"),),
+    "simple_purelib_package": (("import purelib_example; print(purelib_example.__version__)", "1.2.3"),),
+    "namespace_purelib_package": (("import myns.mypkg; print(myns.mypkg.__version__)", "1.2.3"),),
+    # test_pyproject_pep517.py's PEP 639 checks of the metadata.
+    "pep639_pure": (("from importlib.metadata import metadata; m = metadata('pep639_pure'); "
+                     "print(m['Metadata-Version'], m['License-Expression'], m.get_all('License-File'))",
+                     "2.4 MIT ['LICENSE1.txt', 'nested/more/LICENSE2.txt']"),),
 }
 
 # Runs each check in the installed venv and prints what each printed (or raised), as JSON.
@@ -239,3 +255,30 @@ def test_cmake_defines_configure_only(samples: Path, tmp_path: Path) -> None:
         "ONE_LEVEL_LIST.LENGTH = 4\nFoo\nBar\nExceptionallyLargeListEntryThatWouldOverflowTheLine\nBaz\n"
         "NESTED_LIST.LENGTH = 3\nApple\nLemon;Lime\nBanana\n")
     assert not (build_folder(project) / ".ninja_log").exists(), "CMAKE_ONLY=1 built something"
+
+
+# --- a namespace shared with another distribution ----------------------------------
+
+SIBLINGS = "import myns.mypkg, myns.otherpkg; print(myns.mypkg.__version__, myns.otherpkg.value)"
+
+
+def test_editable_namespace_beside_its_sibling(samples: Path, buildkit_venv: Path, wheelhouse: Path,
+                                               tmp_path: Path) -> None:
+    """test_pyproject_namespace.py's sibling check: an editable install of namespace_purelib_package
+    (`myns.mypkg`, by `pip install -e` and by `buildkit develop`) must not hide `myns.otherpkg`,
+    another distribution of the namespace `myns` installed normally.  Neither compiles anything."""
+    editable = apply_port(samples, PORTS["namespace_purelib_package"], tmp_path / "namespace_purelib_package")
+    sibling = apply_port(samples, SIBLING_PORT, tmp_path / "namespace_sibling_package")
+    env = venv_env(buildkit_venv, wheelhouse)
+    pip = [buildkit_venv, "-m", "pip"]
+    neutral = tmp_path / "neutral"
+    neutral.mkdir()
+    try:
+        run([*pip, "install", "-q", "--no-build-isolation", sibling], env=env)
+        run([*pip, "install", "-q", "--no-build-isolation", "-e", editable], env=env)
+        assert run([buildkit_venv, "-c", SIBLINGS], cwd=neutral, env=env).stdout.strip() == "1.2.3 sibling"
+        run([*pip, "uninstall", "-y", "-q", "myns.mypkg"], env=env)
+        run([buildkit_venv, "-m", "buildkit", "develop", editable], env=env)
+        assert run([buildkit_venv, "-c", SIBLINGS], cwd=neutral, env=env).stdout.strip() == "1.2.3 sibling"
+    finally:
+        run([*pip, "uninstall", "-y", "-q", "myns.mypkg", "myns.otherpkg"], env=env, check=False)

@@ -95,7 +95,23 @@ cmake-source-dir = "src"
     # No package folder: buildkit installs at the wheel's root by default.
     Port("simple_pyproject_ext", "", build_requires=("setuptools-buildkit", "pybind11")),
     Port("simple_pyproject_source_dir", 'cmake-source-dir = "src"'),
+    # No CMake (wheel.cmake = false): the Python side only, a pure wheel.
+    Port("generate_include", """
+cmake = false
+# [[tool.scikit-build.generate]] wrote src/generate_include/_version.py from a template.
+version-module = "_version.py"
+"""),
+    Port("simple_purelib_package", "cmake = false"),
+    # The package myns.mypkg in src/myns/mypkg, found from the dotted [project] name as scikit-build-core finds it.
+    Port("namespace_purelib_package", "cmake = false"),
+    Port("pep639_pure", "cmake = false"),
 )}
+
+# A hatchling project in scikit-build-core's samples: the other distribution in the
+# namespace `myns` of namespace_purelib_package, installed beside its editable install.
+# Ported like the others (its [tool.hatch] table stays, unread), so that it builds from
+# the wheelhouse; no scikit-build-core wheel to compare with.
+SIBLING_PORT = Port("namespace_sibling_package", "cmake = false")
 
 DEFINES_PORT = Port("cmake_defines", r"""
 [tool.buildkit.cmake-defines]

@@ -16,6 +16,7 @@ import pytest
 import buildkit
 import buildkit.build_meta
 from buildkit._util.resources import cmake_dir
+from buildkit.builder.toolchain import tools as toolchain
 
 PYPROJECT = textwrap.dedent("""
     [project]
@@ -65,6 +66,12 @@ def test_wheel_hooks_ask_for_cmake_only_where_the_machine_lacks_it(tiny_project:
         pyproject.write('cmake-minimum-version = "99.0"\n')
     assert "cmake>=99.0" in buildkit.build_meta.get_requires_for_build_wheel(None)
     assert "cmake>=99.0" in buildkit.build_meta.get_requires_for_build_editable({"USE_NINJA": "0"})
+    # A machine without cmake or ninja: a project that runs no CMake still asks for neither.
+    monkeypatch.setattr(toolchain, "_locate", lambda program: None)
+    monkeypatch.setattr(toolchain, "pypi_binary", lambda name: None)
+    pyproject = tiny_project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('cmake-minimum-version = "99.0"', "cmake = false"))
+    assert not [r for r in buildkit.build_meta.get_requires_for_build_wheel(None) if r.startswith(("cmake", "ninja"))]
 
 
 def test_lazy_names_of_the_package() -> None:

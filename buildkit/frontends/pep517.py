@@ -74,6 +74,8 @@ def _build_tools(config_settings: _ConfigSettings) -> list[str]:
         configuration = Configuration.load(".", None, _split(config_settings)[1])
     except BuildkitError:
         return []  # setuptools' hook, run first, has reported it; nothing to add
+    if not configuration.settings.cmake:
+        return []  # cmake = false: nothing runs CMake
     options = configuration.options
     return missing_build_tools(configuration.settings.cmake_minimum_version,
                                ninja=(options.cmake_generator or "").startswith("Ninja"))

@@ -30,11 +30,9 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from pathlib import Path
 
 from buildkit._util import console
@@ -56,6 +54,7 @@ from buildkit.builder.build_state import (
     state_path,
 )
 from buildkit.builder.configure import file_api
+from buildkit.builder.configure.arguments import ConfigureArguments
 from buildkit.builder.configure.cmake_cache import (
     BuildFolderCache,
     CacheTruncatedError,
@@ -63,28 +62,19 @@ from buildkit.builder.configure.cmake_cache import (
     CMakeCacheError,
     project_uses_cuda,
 )
-from buildkit.builder.configure.configure_state import (
-    FINGERPRINT_FORMAT,
-    TOOL_LABELS,
-    Decision,
-    diff_inputs,
-    needs_fresh,
-    python_identity,
-)
+from buildkit.builder.configure.configure_state import FINGERPRINT_FORMAT, Decision, diff_inputs, needs_fresh
 from buildkit.builder.configure.torch_env import installed_torch, isolation_mismatch, project_uses_torch
 from buildkit.builder.install.manifest import InstallManifests
 from buildkit.builder.install.step import PackageTreeInstall
-from buildkit.builder.toolchain import cuda_arch
 from buildkit.builder.toolchain import tools as toolchain
 from buildkit.builder.toolchain.compiler_checks import (
     check_named_compilers,
     compilers_from_cache,
-    named_compilers,
     vanished_compiler_hint,
 )
 from buildkit.builder.toolchain.jobs import default_job_count
 from buildkit.builder.toolchain.tools import Toolchain
-from buildkit.config.options import BuildOptions, merged_prefix_path
+from buildkit.config.options import BuildOptions
 from buildkit.config.settings import ProjectSettings
 from buildkit.errors import BuildFailedError, ConfigError
 
@@ -137,18 +127,17 @@ class CMakeDriver:
         # switching between develop and wheel builds never reconfigures.
         self.install_prefix = Path(install_prefix).absolute()
         self.configured_prefix = Path(configured_prefix or install_prefix).absolute()
-        self.extra_defines = dict(extra_defines)
-        self.prefix_path = [str(p) for p in prefix_path]
-        self.module_path = [str(p) for p in module_path]  # the build environment's cmake.module folders
         self.build_dir = Path(build_dir or settings.build_dir).absolute()
         self.source_dir = settings.source_dir
+        # An in-place build for the edit loop (not a wheel's) compiles one CUDA architecture.
+        self.arguments = ConfigureArguments(options, self.source_dir, self.build_dir, self.configured_prefix,
+                                            tuple(map(str, prefix_path)), tuple(map(str, module_path)),
+                                            dict(extra_defines), develop)
         self.fingerprint_path = Path(state_path(self.build_dir, CONFIGURE_RECORD))
         self.lock_timeout = lock_timeout
         # Shared with the Project that made this driver: one reading of the cache per version.
         self.cache_file = cache or BuildFolderCache(self.build_dir)
         self.manifests = manifests or InstallManifests(self.build_dir)
-        # An in-place build for the edit loop (not a wheel's): it compiles one CUDA architecture.
-        self.develop = develop
         self._toolchain: Toolchain | None = None
 
     # ------------------------------------------------------------ state
@@ -236,29 +225,7 @@ class CMakeDriver:
     # ------------------------------------------------------- fingerprint
     def configure_inputs(self, tools: Toolchain | None, build_type: str) -> dict[str, str]:
         """Everything a configure depends on, as label -> value (the labels name changes)."""
-        o = self.options
-        inputs = {
-            "source folder": str(self.source_dir),
-            "generator": o.cmake_generator,
-            "build type": build_type,
-            "install prefix": str(self.configured_prefix),
-            "CMAKE_PREFIX_PATH": merged_prefix_path(o, self.prefix_path),
-            "CMAKE_MODULE_PATH (entry points)": ";".join(self.module_path) or None,
-            "compiler launcher": self._launcher(),
-            "CUDA architectures": self._cuda_architectures[0],
-            "default install RPATH": DEFAULT_INSTALL_RPATH.get(sys.platform),
-            "CMake File API queries": file_api.query_kinds(),
-            "CMAKE_ARGS": shlex.join(o.cmake_args),
-            "Python": python_identity(),
-            **{f"-D{name}": value for name, value in o.cmake_defines},
-            **{f"-D{name} (set by buildkit)": value for name, value in self.extra_defines.items()},
-            **{f"environment {name}": value for name, value in o.cmake_environment},
-            **{f"environment {name}": value for name, value in named_compilers(self.options).items()},
-        }
-        for kind, tool in (tools.tools().items() if tools else ()):
-            if tool is not None:
-                inputs[TOOL_LABELS[kind]] = f"{tool.path} {tool.version}"
-        return {label: value for label, value in inputs.items() if value is not None}
+        return self.arguments.inputs(tools, build_type)
 
     def _read_fingerprint(self) -> dict[str, str] | None:
         data = _read_json(self.fingerprint_path)
@@ -266,49 +233,11 @@ class CMakeDriver:
               and isinstance(data.get("inputs"), dict))
         return data["inputs"] if ok else None
 
-    def _launcher(self) -> str | None:
-        # ccache/sccache are worth using whenever they are installed; an explicit
-        # BUILDKIT_COMPILER_LAUNCHER (or a forwarded -D) wins, and "none" turns it off.
-        if self.options.compiler_launcher:
-            return None if self.options.compiler_launcher.lower() == "none" else self.options.compiler_launcher
-        return shutil.which("ccache") or shutil.which("sccache")
-
-    @cached_property
-    def _cuda_architectures(self) -> tuple[str | None, str]:
-        return cuda_arch.architectures_for_build(self.options, develop=self.develop)
-
+    # ---------------------------------------------------------- configure
     # ---------------------------------------------------------- configure
     def configure_command(self, tools: Toolchain, build_type: str, forget_python: bool = False) -> list[str]:
         """The cmake argument list; never a shell string, so values arrive verbatim."""
-        o = self.options
-        command = [str(tools.cmake.path), "-S", str(self.source_dir), "-B", str(self.build_dir),
-                   "--no-warn-unused-cli"]  # buildkit passes variables not every project reads
-        if o.cmake_generator:
-            command += ["-G", o.cmake_generator]
-        if forget_python:
-            command += [f"-U{pattern}" for pattern in PYTHON_CACHE_PATTERNS]
-        defines = {"CMAKE_BUILD_TYPE": build_type, "CMAKE_INSTALL_PREFIX": str(self.configured_prefix),
-                   "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
-                   "Python_EXECUTABLE": sys.executable, "Python3_EXECUTABLE": sys.executable}
-        if tools.ninja is not None and self._uses_ninja():
-            defines["CMAKE_MAKE_PROGRAM"] = str(tools.ninja.path)
-        if prefix := merged_prefix_path(o, self.prefix_path):
-            defines["CMAKE_PREFIX_PATH"] = prefix
-        if launcher := self._launcher():
-            defines.update({f"CMAKE_{lang}_COMPILER_LAUNCHER": launcher for lang in ("C", "CXX", "CUDA")})
-        if architectures := self._cuda_architectures[0]:
-            defines["CMAKE_CUDA_ARCHITECTURES"] = architectures
-        if rpath := DEFAULT_INSTALL_RPATH.get(sys.platform):
-            # An installed shared library finds its siblings wherever the wheel is unpacked
-            # (auditwheel needs it too). A project's own set(CMAKE_INSTALL_RPATH) or a
-            # target's INSTALL_RPATH overrides this cache default; so does a user's -D.
-            defines["CMAKE_INSTALL_RPATH"] = rpath
-        defines.update(o.cmake_defines)  # the user's -D values win over buildkit's defaults
-        if self.module_path:  # after the user's own folders, so that their Find modules win
-            user = defines.get("CMAKE_MODULE_PATH", "").split(";")
-            defines["CMAKE_MODULE_PATH"] = ";".join(p for p in [*user, *self.module_path] if p)
-        defines.update(self.extra_defines)
-        return [*command, *(f"-D{name}={value}" for name, value in defines.items()), *o.cmake_args]
+        return self.arguments.command(tools, build_type, uses_ninja=self._uses_ninja(), forget_python=forget_python)
 
     def configure(self, decision: Decision | None = None) -> StepResult:
         """Run CMake; on success record the tools and the configure inputs."""
@@ -324,7 +253,7 @@ class CMakeDriver:
                 mismatch := isolation_mismatch(installed_torch())):
             console.warn(mismatch)
         command = self.configure_command(tools, build_type, decision.forget_python)
-        if note := self._cuda_architectures[1]:
+        if note := self.arguments.cuda_architectures[1]:
             console.info(note)
         file_api.write_query(self.build_dir)
         try:

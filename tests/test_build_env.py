@@ -18,7 +18,7 @@ from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
-from buildkit_testing.projects import write_files
+from buildkit_testing.projects import DEMO_PROJECT, write_files
 
 ENTRY_POINTS = "[cmake.prefix]\ndemo = demo.prefix\n\n[cmake.module]\ndemo = demo.modules\n"
 
@@ -138,10 +138,9 @@ def test_a_cmake_root_name_cmake_cannot_take_is_left_out_by_name(site: Path, tmp
 
 def test_entry_point_modules_follow_the_users_module_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(toolchain, "default_cache_path", lambda: tmp_path / "toolchain-cache.json")
-    write_files(tmp_path, {"CMakeLists.txt": "project(p NONE)\n", "pyproject.toml": "[project]\nname = \"p\"\n"})
-    settings = load_settings(tmp_path, option_keys())
+    settings = load_settings(write_files(tmp_path, DEMO_PROJECT), option_keys())
     options = load_options(settings, environ={"CMAKE_MODULE_PATH": "/mine"})
-    driver = CMakeDriver(settings, options, install_prefix=tmp_path / "p", module_path=["/env/modules"])
+    driver = CMakeDriver(settings, options, install_prefix=tmp_path / "demo", module_path=["/env/modules"])
     command = driver.configure_command(driver._tools(), "Release")
     assert [arg for arg in command if arg.startswith("-DCMAKE_MODULE_PATH")] == ["-DCMAKE_MODULE_PATH=/mine;/env/modules"]
     assert driver.configure_inputs(None, "Release")["CMAKE_MODULE_PATH (entry points)"] == "/env/modules"

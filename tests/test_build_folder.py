@@ -22,14 +22,13 @@ from buildkit.frontends.clean import clean_project
 from buildkit_testing.git import commit_all, needs_git
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, squashed, unboxed
-from buildkit_testing.projects import DEMO_PROJECT, with_build_dir, write_files
+from buildkit_testing.projects import DEMO_PROJECT, add_settings, with_build_dir, write_files
 from buildkit_testing.projects import write_file as write
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = write_files(tmp_path / "proj", DEMO_PROJECT)
-    write(root / "csrc" / "demo.cpp", "int f() { return 1; }\n")
     write(tmp_path / "canary" / "alive.txt", "alive")
     return root
 
@@ -45,7 +44,7 @@ def claim(root: Path) -> Path:
     ("..", "a folder holding the project root"),
     ("demo", "the project folder"),
     ("demo/build", "inside the project folder"),
-    ("csrc", "a folder buildkit did not make: it holds demo.cpp"),
+    ("src", "a folder buildkit did not make: it holds demo.cpp"),
     ("pyproject.toml", "not a folder"),
     ("loop", "not a folder"),
     ("../canary", "a folder buildkit did not make: it holds alive.txt"),
@@ -87,7 +86,7 @@ def test_an_earlier_build_folder_holding_tracked_files_is_not_adopted(project: P
         claim(with_build_dir(project, "old-build"))
 
 
-@pytest.mark.parametrize("build_dir, folder", [("csrc", "csrc"), ("demo", "demo"), (".", ".")])
+@pytest.mark.parametrize("build_dir, folder", [("src", "src"), ("demo", "demo"), (".", ".")])
 def test_clean_keeps_a_build_dir_that_is_not_a_build_folder(project: Path, build_dir: str, folder: str) -> None:
     with_build_dir(project, build_dir)
     write(project / folder / "new_source.cpp", "int g();\n")  # untracked, as a new file is
@@ -100,9 +99,9 @@ def test_clean_keeps_a_build_dir_that_is_not_a_build_folder(project: Path, build
 @needs_git
 def test_clean_in_a_checkout_keeps_an_untracked_source_in_a_source_folder(project: Path) -> None:
     commit_all(project)
-    write(project / "csrc" / "new.cpp", "int g();\n")
-    clean_project(load_settings(with_build_dir(project, "csrc"), option_keys()))
-    assert (project / "csrc" / "new.cpp").is_file() and (project / "csrc" / "demo.cpp").is_file()
+    write(project / "src" / "new.cpp", "int g();\n")
+    clean_project(load_settings(with_build_dir(project, "src"), option_keys()))
+    assert (project / "src" / "new.cpp").is_file() and (project / "src" / "demo.cpp").is_file()
 
 
 def test_clean_waits_for_the_build_holding_the_folder(project: Path) -> None:
@@ -147,7 +146,7 @@ def test_develop_refuses_a_source_folder_and_clean_racing_a_develop_waits(test_p
     env = clean_env(HOME=str(tmp_path / "home"), TMPDIR=str(tmp_path))
     text = (project / "pyproject.toml").read_text()
     source_folder = "csrc"
-    (project / "pyproject.toml").write_text(text.replace("[tool.buildkit]", f'[tool.buildkit]\nbuild-dir = "{source_folder}"'))
+    add_settings(project, f'build-dir = "{source_folder}"')
     before = {p: p.read_bytes() for p in (project / source_folder).rglob("*") if p.is_file()}
     refused = run([sys.executable, "-m", "buildkit", "develop", project], cwd=project, env=env, check=False)
     output = unboxed(refused.stdout + refused.stderr)

@@ -26,6 +26,7 @@ from buildkit_testing import compiler_cache
 from buildkit_testing.benchmark_project import generate
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env
+from buildkit_testing.projects import DEMO_PROJECT, write_files, write_pyproject
 
 FILES = 60
 LANGUAGES = ("C", "CXX", "CUDA")
@@ -38,11 +39,9 @@ def _launcher_defines(command: list[str]) -> dict[str, str]:
 
 @pytest.mark.parametrize("launcher", ["sccache", "/opt/tools/ccache"])
 def test_launcher_reaches_cmake_for_c_cxx_and_cuda(tmp_path, launcher):
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n\n[tool.buildkit]\n')
-    (tmp_path / "CMakeLists.txt").write_text("project(p)\n")
-    settings = load_settings(tmp_path, option_keys())
+    settings = load_settings(write_files(tmp_path, DEMO_PROJECT), option_keys())
     options = load_options(settings, environ={"BUILDKIT_COMPILER_LAUNCHER": launcher})
-    driver = CMakeDriver(settings, options, install_prefix=tmp_path / "p")
+    driver = CMakeDriver(settings, options, install_prefix=tmp_path / "demo")
     tools = Toolchain(Tool("cmake", Path("/usr/bin/cmake"), "3.30.0"), None)
     assert _launcher_defines(driver.configure_command(tools, "Release")) == {
         f"CMAKE_{lang}_COMPILER_LAUNCHER": launcher for lang in LANGUAGES}
@@ -56,8 +55,7 @@ def test_launcher_none_turns_off_the_one_found_on_path(tmp_path, monkeypatch):
     (fake / "ccache").write_text("#!/bin/sh\nexec \"$@\"\n")
     (fake / "ccache").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n\n[tool.buildkit]\n')
-    settings = load_settings(tmp_path, option_keys())
+    settings = load_settings(write_pyproject(tmp_path), option_keys())
     tools = Toolchain(Tool("cmake", Path("/usr/bin/cmake"), "3.30.0"), None)
     found = CMakeDriver(settings, load_options(settings, environ={}), install_prefix=tmp_path / "p")
     assert set(_launcher_defines(found.configure_command(tools, "Release")).values()) == {str(fake / "ccache")}

@@ -13,6 +13,7 @@ from buildkit.builder.toolchain.cuda_arch import (
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
 from buildkit.errors import ConfigError
+from buildkit_testing.projects import write_pyproject
 
 
 @pytest.mark.parametrize("value, expected", [
@@ -121,8 +122,7 @@ def test_torch_cuda_arch_list_still_rejects_what_pytorch_rejects() -> None:
 
 
 def options_for(tmp_path, environ: dict[str, str], table: str = ""):
-    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "demo"\n\n[tool.buildkit]\n{table}\n')
-    settings = load_settings(tmp_path, option_keys())
+    settings = load_settings(write_pyproject(tmp_path, table), option_keys())
     return settings, load_options(settings, environ)
 
 

@@ -13,6 +13,7 @@ from buildkit.config.settings import load_settings
 from buildkit.errors import ToolchainError
 from buildkit.frontends.cli import doctor
 from buildkit.frontends.cli.doctor import Check, main, run_doctor
+from buildkit_testing.projects import DEMO_PROJECT, write_files
 
 VARIABLES = ("MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "USE_CUDA", "USE_NINJA", "CMAKE_GENERATOR", "CC", "CXX",
              "CUDACXX", "DEMO_CUDA_ARCH_LIST", "BUILDKIT_COMPILER_LAUNCHER", "CMAKE_C_COMPILER",
@@ -30,9 +31,7 @@ def project(tmp_path: Path, shared_home: Path, monkeypatch: pytest.MonkeyPatch) 
     for name in VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(shared_home))
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n')
-    (tmp_path / "CMakeLists.txt").write_text("project(demo)\n")
-    return tmp_path
+    return write_files(tmp_path, DEMO_PROJECT)
 
 
 def by_name(checks: list[Check]) -> dict[str, Check]:

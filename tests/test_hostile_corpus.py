@@ -34,6 +34,7 @@ import pytest
 
 from buildkit_testing.artifacts import archive_members
 from buildkit_testing.processes import hermetic, run, squashed, unboxed
+from buildkit_testing.projects import add_settings
 from buildkit_testing.venvs import overlay_venv
 
 # The canary's bytes: in a file outside the project that links aim at, and in the stale
@@ -62,13 +63,6 @@ def _link(project: Path, name: str, target: Path | str) -> None:
     (project / name).symlink_to(target)
 
 
-def _add_settings(project: Path, lines: str) -> None:
-    pyproject = project / "pyproject.toml"
-    text = pyproject.read_text()
-    assert "[tool.buildkit]\n" in text
-    pyproject.write_text(text.replace("[tool.buildkit]\n", f"[tool.buildkit]\n{lines}\n", 1))
-
-
 def _escaping_install(project: Path, canary: Path) -> dict[str, str]:
     return {"HOSTILE_RULE": "absolute", "HOSTILE_CANARY": str(canary)}
 
@@ -89,7 +83,7 @@ def _package_link(project: Path, canary: Path) -> dict[str, str]:
 
 
 def _installed_link(project: Path, canary: Path) -> dict[str, str]:
-    _add_settings(project, f'cmake-defines = {{ HOSTILE_INSTALLED_LINK = "{canary / "canary.txt"}" }}')
+    add_settings(project, f'cmake-defines = {{ HOSTILE_INSTALLED_LINK = "{canary / "canary.txt"}" }}')
     return {}
 
 
@@ -99,12 +93,12 @@ def _dangling_link(project: Path, canary: Path) -> dict[str, str]:
 
 
 def _build_dir_on_sources(project: Path, canary: Path) -> dict[str, str]:
-    _add_settings(project, 'build-dir = "csrc"')
+    add_settings(project, 'build-dir = "csrc"')
     return {}
 
 
 def _build_dir_on_canary(project: Path, canary: Path) -> dict[str, str]:
-    _add_settings(project, f'build-dir = "{canary}"')
+    add_settings(project, f'build-dir = "{canary}"')
     return {}
 
 

@@ -14,8 +14,8 @@ from buildkit.config.options import load_options, option_keys, option_table
 from buildkit.config.settings import SETTINGS, load_settings
 from buildkit.errors import ConfigError
 from buildkit.frontends.cli.main import main as cli_main
+from buildkit_testing.projects import write_file, write_pyproject
 
-PROJECT = '[project]\nname = "demo"\nversion = "1.0"\n\n[tool.buildkit]\n'
 BAD_STRINGS = {"nul": "a\0b", "newline": "a\nb", "1MB": "x" * (1 << 20), "empty": ""}
 # How check_text names each problem.
 SAYS = {"nul": "contains a NUL character", "newline": "contains a line break", "1MB": "bytes long"}
@@ -32,9 +32,8 @@ def value_forms(value: str) -> list[str]:
 
 
 def load(tmp_path: Path, table: str, environ: dict[str, str] | None = None) -> None:
-    (tmp_path / "demo").mkdir(exist_ok=True)
-    (tmp_path / "demo" / "__init__.py").write_text("")
-    (tmp_path / "pyproject.toml").write_text(PROJECT + table + "\n")
+    write_file(tmp_path / "demo" / "__init__.py", "")
+    write_pyproject(tmp_path, table)
     load_options(load_settings(tmp_path, option_keys()), environ=environ or {})
 
 
@@ -75,7 +74,7 @@ def test_every_environment_option_refuses_a_huge_value_and_a_nul_setting(tmp_pat
     with pytest.raises(ConfigError, match=f"{option}.*bytes long"):
         load(tmp_path, "", environ={option: "1" * (1 << 20)})
     # The environment cannot hold a NUL; a config setting (pip -C) can.
-    (tmp_path / "pyproject.toml").write_text(PROJECT)
+    write_pyproject(tmp_path)
     with pytest.raises(ConfigError, match=f"{option}.*NUL"):
         load_options(load_settings(tmp_path, option_keys()), environ={}, config_settings={option: "1\x002"})
     for value in ("", "a\nb"):
@@ -92,9 +91,8 @@ def test_a_forwarded_define_with_a_line_break_is_refused(tmp_path: Path, variabl
 
 
 def test_the_command_line_shows_one_boxed_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "demo").mkdir()
-    (tmp_path / "demo" / "__init__.py").write_text("")
-    (tmp_path / "pyproject.toml").write_text(PROJECT + 'cmake-defines = { FOO = "a\\u0000b" }\n')
+    write_file(tmp_path / "demo" / "__init__.py", "")
+    write_pyproject(tmp_path, 'cmake-defines = { FOO = "a\\u0000b" }')
     assert cli_main(["options", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "NUL character" in err and "Traceback" not in err, err

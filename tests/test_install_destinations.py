@@ -16,6 +16,7 @@ from buildkit.builder.install.destinations import DestinationCheck, check_writte
 from buildkit.builder.install.script import read_units
 from buildkit.errors import BuildkitError
 from buildkit_testing.processes import hermetic, run, squashed, unboxed
+from buildkit_testing.projects import add_settings
 from buildkit_testing.venvs import overlay_venv
 
 PREAMBLE = """\
@@ -239,8 +240,7 @@ def test_an_install_prefix_of_ones_own_stops_before_configure(test_package, pyth
     canary.mkdir()
     env = hermetic(tmp_path, HOSTILE_RULE="prefix-docs")
     if where == "cmake-defines":
-        pyproject = project / "pyproject.toml"
-        pyproject.write_text(pyproject.read_text() + f'cmake-defines = {{ "CMAKE_INSTALL_PREFIX:PATH" = "{canary}" }}\n')
+        add_settings(project, f'cmake-defines = {{ "CMAKE_INSTALL_PREFIX:PATH" = "{canary}" }}')
     elif where == "environment":
         env["CMAKE_INSTALL_PREFIX:PATH"] = str(canary)
     else:

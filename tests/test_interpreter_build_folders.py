@@ -27,8 +27,7 @@ OTHER = "cpython-399-x86_64-linux-gnu"  # the folder of an interpreter that is n
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = write_files(tmp_path / "proj", DEMO_PROJECT)
-    return root
+    return write_files(tmp_path / "proj", DEMO_PROJECT)
 
 
 def settings_of(root: Path):

@@ -19,7 +19,7 @@ from buildkit.package.dependencies import FoundDependency, find_dependency, load
 from buildkit.package.discovery import entry_points, library_folders
 from buildkit.package.library_tree import fix_library_tree, relocate_pkg_config
 from buildkit.package.split import python_only_dependency
-from buildkit_testing.projects import write_files
+from buildkit_testing.projects import write_files, write_pyproject
 
 
 def found(version: str, policy: VersionPolicy, distribution: str = "libfmt", **extra) -> FoundDependency:
@@ -131,7 +131,7 @@ def test_discovery_folders_and_entry_points():
 
 
 def test_library_only_project_is_its_own_library_distribution(tmp_path):
-    write_files(tmp_path, {"pyproject.toml": '[project]\nname = "libfmt"\n[tool.buildkit]\nlibrary-only = true\n'})
+    write_pyproject(tmp_path, "library-only = true", name="libfmt")
     settings = load_settings(tmp_path, frozenset({"library-only"}))
     assert settings.is_library and settings.library_distribution == "libfmt"
 
@@ -142,8 +142,7 @@ def test_library_only_project_is_its_own_library_distribution(tmp_path):
     ('{ cmake-package = "fmt" }', "distribution"),
 ])
 def test_bad_library_dependency_entries_are_named(tmp_path, entry, words):
-    write_files(tmp_path, {"pyproject.toml": f'[project]\nname = "p"\n[tool.buildkit]\nlibrary-dependencies = '
-                                             f'[{entry}]\n'})
+    write_pyproject(tmp_path, f"library-dependencies = [{entry}]")
     with pytest.raises(ConfigError) as error:
         load_settings(tmp_path)
     assert "library-dependencies[0]" in error.value.message and words in error.value.message
@@ -154,7 +153,7 @@ def test_a_pin_setuptools_would_drop_is_refused(tmp_path):
     from buildkit.frontends.setuptools.packaging import _refuse_dropped_pins
     from buildkit.project import Project
 
-    write_files(tmp_path, {"pyproject.toml": '[project]\nname = "demo"\nversion = "1.0"\n'})
+    write_pyproject(tmp_path)
     project = Project.load(tmp_path, environ={"BUILD_PYTHON_ONLY": "1"})
     with pytest.raises(BuildkitError) as error:
         _refuse_dropped_pins(project, project.requirements())

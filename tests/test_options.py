@@ -22,11 +22,11 @@ from buildkit.config.settings import load_settings
 from buildkit.errors import ConfigError, ModeConflictError
 from buildkit.frontends import handoff
 from buildkit.frontends.setuptools.flow import setup_py_invocation
+from buildkit_testing.projects import write_pyproject
 
 
-def write_project(tmp_path, table: str = "", name: str = "demo"):
-    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "{name}"\n\n[tool.buildkit]\n{table}\n')
-    return load_settings(tmp_path, option_keys())
+def write_project(tmp_path, table: str = ""):
+    return load_settings(write_pyproject(tmp_path, table), option_keys())
 
 
 @pytest.mark.parametrize("word", [*TRUE_WORDS, "ON", "Yes", "TRUE", " Enabled "])

@@ -24,6 +24,7 @@ import pytest
 
 from buildkit_testing.artifacts import archive_members
 from buildkit_testing.processes import clean_env, setup_py, squashed, unboxed
+from buildkit_testing.projects import add_settings
 
 CANARY = b"canary-7f3c: this line lives outside the project and must never ship\n"
 HINT = "allow-outside-links"
@@ -44,11 +45,6 @@ def _link(project: Path, name: str, target: Path | str) -> None:
     path.symlink_to(target)
 
 
-def _add_settings(project: Path, lines: str) -> None:
-    pyproject = project / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace("[tool.buildkit]\n", f"[tool.buildkit]\n{lines}\n", 1))
-
-
 def _replace(project: Path, old: str, new: str) -> None:
     pyproject = project / "pyproject.toml"
     assert old in pyproject.read_text()
@@ -67,7 +63,7 @@ ROWS = [
         "wheel", ("minimal/up.txt", "'../../", "outside/canary.txt", HINT)),
     Row("dangling package link", lambda p, c: _link(p, "minimal/gone.txt", "missing.txt"), "wheel",
         ("minimal/gone.txt", "dangling", "missing.txt")),
-    Row("readme outside the project", lambda p, c: _add_settings(p, 'readme = "../outside/canary.txt"'), "wheel",
+    Row("readme outside the project", lambda p, c: add_settings(p, 'readme = "../outside/canary.txt"'), "wheel",
         ("[tool.buildkit] readme must be a path inside the project", "../outside/canary.txt")),
     Row("readme linked outside", lambda p, c: ((p / "README.md").unlink(), _link(p, "README.md", c)), "sdist",
         ("README.md", "canary.txt", HINT)),
@@ -78,12 +74,12 @@ ROWS = [
         ("csrc/leak.c", "canary.txt", HINT)),
     Row("dangling sdist link", lambda p, c: _link(p, "csrc/gone.c", "missing.c"), "sdist",
         ("csrc/gone.c", "dangling")),
-    Row("installed link via CMake", lambda p, c: _add_settings(p, f'cmake-defines = {{ HOSTILE_INSTALLED_LINK = "{c}" }}'),
+    Row("installed link via CMake", lambda p, c: add_settings(p, f'cmake-defines = {{ HOSTILE_INSTALLED_LINK = "{c}" }}'),
         "wheel", ("minimal/share/hostile/leak.txt", "canary.txt", HINT), (SLOW,)),
     Row("inside-project link ships as content",
         lambda p, c: (_link(p, "minimal/license_copy.txt", Path("../LICENSE"))), "wheel", None, (SLOW,)),
     Row("allowed outside link ships as content",
-        lambda p, c: (_link(p, "minimal/leak.txt", c), _add_settings(p, 'allow-outside-links = ["minimal/leak.txt"]')),
+        lambda p, c: (_link(p, "minimal/leak.txt", c), add_settings(p, 'allow-outside-links = ["minimal/leak.txt"]')),
         "wheel", None, (SLOW,)),
 ]
 

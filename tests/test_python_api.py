@@ -19,6 +19,7 @@ from buildkit.frontends.cli.audit import audit
 from buildkit.package.python_api import resolve
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.processes import clean_env, run, squashed, unboxed
+from buildkit_testing.projects import write_pyproject
 from buildkit_testing.venvs import pip_into
 
 # (py-api, implementation, version, free-threaded) -> (python tag, abi tag, SABI version, said)
@@ -57,9 +58,8 @@ def test_modules_outside_the_stable_abi_are_named() -> None:
 
 @pytest.mark.parametrize("value", ["cp3", "3.11", "abi3", "cp311 ", "cpython311", "py2"])
 def test_another_spelling_is_refused_by_name(tmp_path: Path, value: str) -> None:
-    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "p"\nversion = "1"\n[tool.buildkit]\npy-api = "{value}"\n')
     with pytest.raises(ConfigError) as refused:
-        load_settings(tmp_path, option_keys())
+        load_settings(write_pyproject(tmp_path, f'py-api = "{value}"'), option_keys())
     assert "py-api must be one of `cp3X`, `py3` or `py2.py3`" in refused.value.message
 
 

@@ -20,7 +20,7 @@ from buildkit.config.settings import load_settings
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.git import commit_all, git
 from buildkit_testing.processes import clean_env, run
-from buildkit_testing.projects import write_files
+from buildkit_testing.projects import write_file, write_files, write_pyproject
 from buildkit_testing.venvs import make_venv, venv_env
 
 P = PurePosixPath
@@ -63,26 +63,22 @@ def test_explicit_packages_and_modules_win(tmp_path: Path) -> None:
 def test_declared_packages_name_the_package_when_the_project_name_is_not_one(tmp_path: Path) -> None:
     """A package named otherwise than the project: its rules and generated files go there,
     not into a folder named after the project that nothing ships."""
-    write_files(tmp_path, {"pyproject.toml": '[project]\nname = "navigate-editable"\nversion = "1"\n'
-                                             '[tool.buildkit]\npackages = ["python/shared_pkg"]\n'})
-    settings = load_settings(tmp_path)
+    settings = load_settings(write_pyproject(tmp_path, 'packages = ["python/shared_pkg"]', name="navigate-editable"))
     assert settings.package == "shared_pkg" and settings.package_dir == tmp_path / "python" / "shared_pkg"
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "shared-pkg"\nversion = "1"\n'
-                                             '[tool.buildkit]\npackages = ["python/other", "python/shared_pkg"]\n')
+    write_pyproject(tmp_path, 'packages = ["python/other", "python/shared_pkg"]', name="shared-pkg")
     assert load_settings(tmp_path).package == "shared_pkg"  # the project's name, when it is one of them
 
 
 def test_a_cmakelists_written_for_scikit_build_core_installs_at_the_wheel_root(tmp_path: Path) -> None:
-    write_files(tmp_path, {"pyproject.toml": '[project]\nname = "pkg"\nversion = "1"\n', "src/pkg/__init__.py": "",
-                           "CMakeLists.txt": "project(pkg LANGUAGES C)\ninstall(FILES a DESTINATION pkg)\n"})
+    write_files(write_pyproject(tmp_path, name="pkg"), {
+        "src/pkg/__init__.py": "", "CMakeLists.txt": "project(pkg LANGUAGES C)\ninstall(FILES a DESTINATION pkg)\n"})
     assert load_settings(tmp_path).install_prefix.value == "package"  # PyTorch's layout
     (tmp_path / "CMakeLists.txt").write_text("project(${SKBUILD_PROJECT_NAME} LANGUAGES C)\n")
     assert load_settings(tmp_path).install_prefix.value == "wheel-root"
 
 
 def test_no_package_folder_yet_means_wheel_root(tmp_path: Path) -> None:
-    write_files(tmp_path, {"pyproject.toml": '[project]\nname = "topext"\nversion = "1.0"\n',
-                           "src/helper.py": ""})
+    write_file(write_pyproject(tmp_path, name="topext") / "src" / "helper.py", "")
     settings = load_settings(tmp_path)
     assert settings.install_prefix.value == "wheel-root"
     assert settings.package_root == tmp_path / "src" and not settings.layout.package_folders

@@ -27,11 +27,11 @@ from buildkit.config.settings import (
     load_settings,
 )
 from buildkit.errors import ConfigError
+from buildkit_testing.projects import write_pyproject
 
 
-def load(tmp_path, table: str, project: str = '[project]\nname = "my-proj"\n'):
-    (tmp_path / "pyproject.toml").write_text(project + "\n[tool.buildkit]\n" + table)
-    return load_settings(tmp_path, option_keys())
+def load(tmp_path, table: str):
+    return load_settings(write_pyproject(tmp_path, table, name="my-proj"), option_keys())
 
 
 def test_defaults_are_derived_from_the_project_name(tmp_path):

@@ -19,8 +19,7 @@ from buildkit.config.settings import SETTINGS, load_settings
 from buildkit.errors import ConfigError
 from buildkit.frontends.cli.main import main as cli_main
 from buildkit.project import Project
-
-PROJECT = '[project]\nname = "demo"\n\n[tool.buildkit]\n'
+from buildkit_testing.projects import write_pyproject
 
 # (key, the table's lines, the error message)
 WRONG_TYPES = [
@@ -254,7 +253,7 @@ MALFORMED = [
 
 def load_error(tmp_path: Path, table: str) -> ConfigError:
     """The error of loading the project, settings and build options, with the table given."""
-    (tmp_path / "pyproject.toml").write_text(PROJECT + table + "\n", encoding="utf-8")
+    write_pyproject(tmp_path, table)
     with pytest.raises(ConfigError) as info:
         Project.load(tmp_path, environ={})
     return info.value
@@ -277,14 +276,14 @@ def test_a_malformed_entry_names_key_value_and_form(tmp_path, table, message, hi
 
 def test_settings_alone_reject_their_keys(tmp_path):
     """load_settings checks its own keys; the build options wait for load_options."""
-    (tmp_path / "pyproject.toml").write_text(PROJECT + 'scripts = [{ name = "x" }]\nmax-jobs = "many"\n')
+    write_pyproject(tmp_path, 'scripts = [{ name = "x" }]\nmax-jobs = "many"')
     with pytest.raises(ConfigError) as info:
         load_settings(tmp_path, option_keys())
     assert info.value.message == "[tool.buildkit] scripts[0] lacks the required key `target`: {'name': 'x'}."
 
 
 def test_option_keys_are_unknown_without_the_option_reader(tmp_path):
-    (tmp_path / "pyproject.toml").write_text(PROJECT + "max-jobs = 2\n")
+    write_pyproject(tmp_path, "max-jobs = 2")
     with pytest.raises(ConfigError) as info:
         load_settings(tmp_path)
     assert info.value.message == "Unknown key `max-jobs` in [tool.buildkit]."
@@ -306,7 +305,7 @@ def test_every_declared_key_has_a_wrong_type_case():
 
 
 def test_the_command_line_reports_it_without_a_traceback(tmp_path, capsys):
-    (tmp_path / "pyproject.toml").write_text(PROJECT + 'optional-packages = [{ package = 1, when = "X" }]\n')
+    write_pyproject(tmp_path, 'optional-packages = [{ package = 1, when = "X" }]')
     assert cli_main(["options", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     output = captured.err + captured.out

@@ -14,6 +14,7 @@ import pytest
 
 from buildkit.frontends.cli.audit import audit
 from buildkit_testing.processes import clean_env, run, unboxed
+from buildkit_testing.projects import add_settings
 from buildkit_testing.venvs import site_packages
 
 BUILDKIT = [sys.executable, "-m", "buildkit", "wheels"]
@@ -25,10 +26,7 @@ SMOKE = ("python -c \"import os, minimal; assert minimal.sum([1, 2]) == 3; "
 
 def with_smoke_test(project: Path) -> Path:
     """The project, with a smoke-test command that leaves a mark (see SMOKE)."""
-    pyproject = project / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace("[tool.buildkit]\n",
-                                                       f"[tool.buildkit]\nsmoke-test = {json.dumps(SMOKE)}\n"))
-    return project
+    return add_settings(project, f"smoke-test = {json.dumps(SMOKE)}")
 
 
 def wheels_command(project: Path, out: Path, wheelhouse: Path, *args: str, mark: Path | None = None):

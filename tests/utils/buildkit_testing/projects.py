@@ -56,24 +56,47 @@ def copy_example(name: str, target: Path) -> Path:
 def write_files(root: Path, files: Mapping[str, str]) -> Path:
     """Write each relative path of ``files`` under ``root`` with its text."""
     for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text)
+        write_file(root / relative, text)
     return root
 
 
 def write_file(path: Path, text: str = "x") -> Path:
-    """``text`` at ``path``, its folders made; returns ``path``."""
+    """``text`` at ``path`` (UTF-8), its folders made; returns ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    path.write_text(text, encoding="utf-8")
     return path
 
 
-# The least buildkit reads as a project (no build): its settings, package and CMake layout.
-DEMO_PROJECT = {"pyproject.toml": '[project]\nname = "demo"\nversion = "1.0"\n', "demo/__init__.py": "",
-                "CMakeLists.txt": "project(demo)\n"}
+def pyproject_text(table: str = "", *, name: str = "demo") -> str:
+    """A pyproject.toml of the project ``name``, version 1.0, whose [tool.buildkit] table
+    holds ``table`` (its lines, as the test spells them)."""
+    return f'[project]\nname = "{name}"\nversion = "1.0"\n\n[tool.buildkit]\n{table}\n'
+
+
+def write_pyproject(root: Path, table: str = "", *, name: str = "demo") -> Path:
+    """``root``/pyproject.toml as `pyproject_text` makes it (replacing one there); returns
+    ``root``: the project settings and options tests load."""
+    write_file(root / "pyproject.toml", pyproject_text(table, name=name))
+    return root
+
+
+def add_settings(project: Path, lines: str) -> Path:
+    """``lines`` added at the top of the [tool.buildkit] table of ``project``'s pyproject.toml
+    (a copied test package with a setting of the test's own); returns ``project``."""
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    if "[tool.buildkit]\n" not in text:
+        raise ValueError(f"{pyproject} has no [tool.buildkit] table to add {lines!r} to")
+    pyproject.write_text(text.replace("[tool.buildkit]\n", f"[tool.buildkit]\n{lines}\n", 1), encoding="utf-8")
+    return project
+
+
+# The least buildkit reads as a project (no build target): its settings, a package with a
+# module, a source folder buildkit did not make, and a CMakeLists.txt.
+DEMO_PROJECT = {"pyproject.toml": pyproject_text(), "demo/__init__.py": "", "demo/core.py": "def f(): ...\n",
+                "src/demo.cpp": "int f() { return 1; }\n", "CMakeLists.txt": "project(demo)\n"}
 
 
 def with_build_dir(root: Path, build_dir: str) -> Path:
     """The demo project at ``root`` with ``[tool.buildkit] build-dir`` set to ``build_dir``."""
-    write_file(root / "pyproject.toml", DEMO_PROJECT["pyproject.toml"] + f'[tool.buildkit]\nbuild-dir = "{build_dir}"\n')
-    return root
+    return write_pyproject(root, f'build-dir = "{build_dir}"')

@@ -1,5 +1,6 @@
 """The install step copies only what changed, and the package tree always equals what a
-fresh ``cmake --install`` of the same build writes (real cmake, ninja and g++)."""
+fresh ``cmake --install`` of the same build writes (real cmake, ninja and g++), on
+tests/packages/treeproj: one install rule of each kind."""
 
 from __future__ import annotations
 
@@ -23,22 +24,6 @@ from buildkit_testing.paths import build_folder
 
 pytestmark = pytest.mark.slow
 
-CMAKELISTS = """\
-cmake_minimum_required(VERSION 3.24)
-project(treeproj LANGUAGES CXX)
-option(WITH_EXTRAS "install the extras component" ON)
-file(GLOB TREEPROJ_SOURCES CONFIGURE_DEPENDS src/*.cpp)
-add_library(tree SHARED ${TREEPROJ_SOURCES})
-install(TARGETS tree LIBRARY DESTINATION lib)
-install(DIRECTORY include/ DESTINATION include)
-install(DIRECTORY docs DESTINATION share FILES_MATCHING PATTERN "*.md")
-install(FILES data/table.bin DESTINATION data)
-if(WITH_EXTRAS)
-  install(FILES data/extra.txt DESTINATION data COMPONENT extras)
-endif()
-install(FILES data/manual.txt DESTINATION data COMPONENT manual EXCLUDE_FROM_ALL)
-install(CODE "file(WRITE \\"\\${CMAKE_INSTALL_PREFIX}/code.txt\\" \\"ran\\")")
-"""
 OLD = 1_600_000_000 * 10**9  # a source date long before any install: never racy
 
 
@@ -48,26 +33,12 @@ def probe_cache(session_probe_cache):
 
 
 @pytest.fixture
-def project(tmp_path) -> Path:
-    root = tmp_path / "treeproj"
-    files = {
-        "pyproject.toml": '[project]\nname = "treeproj"\nversion = "0.1"\n\n[tool.buildkit]\n',
-        "CMakeLists.txt": CMAKELISTS,
-        "src/a.cpp": "int tree_a() { return 1; }\n",
-        "include/tree/a.h": "int tree_a();\n",
-        "include/tree/b.h": "int tree_b();\n",
-        "include/tree/deep/c.h": "int tree_c();\n",
-        "docs/guide.md": "# guide\n",
-        "docs/notes.txt": "left out by the PATTERN rule\n",
-        "data/table.bin": "0123456789" * 1000,
-        "data/extra.txt": "extra\n",
-        "data/manual.txt": "manual\n",
-    }
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        os.utime(path, ns=(OLD, OLD))
+def project(tmp_path, test_package) -> Path:
+    """tests/packages/treeproj, its sources dated OLD."""
+    root = test_package("treeproj", tmp_path / "treeproj")
+    for path in root.rglob("*"):
+        if path.is_file():
+            os.utime(path, ns=(OLD, OLD))
     return root
 
 

@@ -9,8 +9,8 @@
 * What CMake installs into ``BUILDKIT_METADATA_DIR`` lands in ``.dist-info``; its
   ``licenses/`` are listed as ``License-File`` (Metadata 2.4) and ``twine check`` passes.
 
-The builds use a CMake project with ``LANGUAGES NONE``: configure and install only,
-no compiler, so each costs about a second.
+The builds use tests/packages/verdemo, a CMake project with ``LANGUAGES NONE``: configure
+and install only, no compiler, so each costs about a second.
 """
 
 from __future__ import annotations
@@ -32,39 +32,9 @@ from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.git import commit_all, git
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, unboxed
-from buildkit_testing.projects import write_files
+from buildkit_testing.projects import add_settings
 
 HAND_WRITTEN = "__version__ = '9.9.9'  # maintained by hand\n"
-
-
-def write_project(root: Path, *, table: str = "") -> Path:
-    """verdemo: version.txt 1.4, a configured file that records what CMake was told, and two
-    files installed into the metadata folder (a license and a plain one)."""
-    return write_files(root, {
-        "pyproject.toml": (
-            '[build-system]\nrequires = ["setuptools-buildkit"]\nbuild-backend = "buildkit.build_meta"\n\n'
-            '[project]\nname = "verdemo"\ndynamic = ["version", "readme"]\nrequires-python = ">=3.11"\n'
-            'license = "MIT"\nlicense-files = ["LICENSE"]\n\n'
-            f'[tool.buildkit]\npackage = "verdemo"\n{table}\n'
-            '[[tool.buildkit.package-data]]\ninclude = ["built_with.txt"]\n'),
-        "version.txt": "1.4\n",
-        "README.md": "# verdemo\n",
-        "LICENSE": "MIT License (verdemo)\n",
-        "verdemo/__init__.py": "",
-        "third_party/zlib-LICENSE": "zlib license text\n",
-        "built_with.txt.in": "@BUILDKIT_PROJECT_VERSION@ @PROJECT_VERSION@ @BUILDKIT_METADATA_DIR@\n",
-        "CMakeLists.txt": (
-            "cmake_minimum_required(VERSION 3.24)\n"
-            "project(verdemo VERSION ${BUILDKIT_PROJECT_VERSION_MAJOR}.${BUILDKIT_PROJECT_VERSION_MINOR}"
-            ".${BUILDKIT_PROJECT_VERSION_PATCH} LANGUAGES NONE)\n"
-            "if(SKBUILD)\n  set(package_dest verdemo)\nelse()\n  set(package_dest .)\nendif()\n"
-            "configure_file(built_with.txt.in built_with.txt @ONLY)\n"
-            'install(FILES "${PROJECT_BINARY_DIR}/built_with.txt" DESTINATION ${package_dest})\n'
-            'install(FILES third_party/zlib-LICENSE DESTINATION "${BUILDKIT_METADATA_DIR}/licenses" '
-            "RENAME THIRD_PARTY.txt)\n"
-            'file(WRITE "${PROJECT_BINARY_DIR}/build_info.txt" "built by cmake\\n")\n'
-            'install(FILES "${PROJECT_BINARY_DIR}/build_info.txt" DESTINATION "${BUILDKIT_METADATA_DIR}")\n'),
-    })
 
 
 def pip_wheel(python: Path, project: Path, out: Path, check: bool = True, **env: str):
@@ -98,8 +68,9 @@ def test_a_hand_written_native_loader_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_hand_written_version_py_survives_develop_and_wheel_builds(overlay_python: Path, tmp_path: Path) -> None:
-    project = write_project(tmp_path / "verdemo")
+def test_a_hand_written_version_py_survives_develop_and_wheel_builds(overlay_python: Path, tmp_path: Path,
+                                                                    test_package) -> None:
+    project = test_package("verdemo", tmp_path / "verdemo")
     (project / "verdemo" / "version.py").write_text(HAND_WRITTEN)
     commit_all(project)
     for command in ([overlay_python, "-m", "buildkit", "develop", project],
@@ -115,9 +86,7 @@ def test_a_hand_written_version_py_survives_develop_and_wheel_builds(overlay_pyt
     assert not list((tmp_path / "refused").glob("*.whl"))
 
     # With version-module pointing elsewhere, buildkit writes there and the user's file ships untouched.
-    pyproject = project / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace('package = "verdemo"\n',
-                                                       'package = "verdemo"\nversion-module = "_version.py"\n'))
+    add_settings(project, 'version-module = "_version.py"')
     pip_wheel(overlay_python, project, tmp_path / "dist")
     files = members(only_wheel(tmp_path / "dist"))
     sha = git(project, "rev-parse", "HEAD")[:7]
@@ -155,8 +124,8 @@ def test_a_local_version_is_not_publishable() -> None:
 
 
 @pytest.mark.slow
-def test_buildkit_wheels_refuses_a_git_labelled_version_before_building(tmp_path: Path) -> None:
-    project = write_project(tmp_path / "verdemo")
+def test_buildkit_wheels_refuses_a_git_labelled_version_before_building(tmp_path: Path, test_package) -> None:
+    project = test_package("verdemo", tmp_path / "verdemo")
     commit_all(project)
     done = run([sys.executable, "-m", "buildkit", "wheels", project, "--out", tmp_path / "out", "--no-repair",
                 "--no-smoke"], env=clean_env(), check=False)
@@ -195,8 +164,8 @@ def assert_release_wheel(wheel: Path, version: str) -> dict[str, str]:
 
 @pytest.mark.slow
 def test_a_release_sdist_gives_wheels_with_the_plain_version_and_the_metadata_folder(
-        overlay_python: Path, tmp_path: Path) -> None:
-    project = write_project(tmp_path / "verdemo")
+        overlay_python: Path, tmp_path: Path, test_package) -> None:
+    project = test_package("verdemo", tmp_path / "verdemo")
     commit_all(project)
     run([overlay_python, "-m", "build", "--sdist", "--no-isolation", "--outdir", tmp_path / "sdist", project],
         env=clean_env(BUILDKIT_RELEASE_VERSION="2.5.1"))
@@ -220,8 +189,9 @@ def pip_wheel_release(python: Path, project: Path, out: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_the_metadata_folder_in_wheel_root_mode_is_scikit_build_cores(overlay_python: Path, tmp_path: Path) -> None:
-    project = write_project(tmp_path / "verdemo", table='install-prefix = "wheel-root"')
+def test_the_metadata_folder_in_wheel_root_mode_is_scikit_build_cores(overlay_python: Path, tmp_path: Path,
+                                                                      test_package) -> None:
+    project = add_settings(test_package("verdemo", tmp_path / "verdemo"), 'install-prefix = "wheel-root"')
     wheel = pip_wheel_release(overlay_python, project, tmp_path / "dist")
     files = assert_release_wheel(wheel, "2.5.1")
     # SKBUILD_METADATA_DIR and BUILDKIT_METADATA_DIR are one folder.

@@ -1,0 +1,1 @@
+int tree_b();

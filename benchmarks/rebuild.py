@@ -18,45 +18,18 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from buildkit_testing.benchmark_project import generate
 from buildkit_testing.paths import build_folder
 from buildkit_testing.projects import copy_sources
+from buildkit_testing.timing import median, timed, touch
 from buildkit_testing.venvs import overlay_venv, site_packages
 
 BUILD_FOLDER = str(build_folder(Path(".")))  # the default build-dir under this Python, from the project
-
-
-def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    result = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    elapsed = time.perf_counter() - start
-    if result.returncode != 0:
-        raise SystemExit(f"benchmark command failed: {' '.join(command)}\n{result.stderr[-3000:]}")
-    return elapsed
-
-
-def median(command: list[str], cwd: Path, env: dict[str, str], runs: int, before=None) -> float:
-    samples = []
-    for _ in range(runs):
-        if before:
-            before()
-        samples.append(timed(command, cwd, env))
-    return statistics.median(samples)
-
-
-def touch(path: Path):
-    def action() -> None:
-        # A real content change: ninja compares timestamps, ccache would compare content.
-        with path.open("a") as handle:
-            handle.write("\n")
-    return action
 
 
 def find_ninja() -> str:

@@ -38,13 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-# rebuild.py's timing helpers (a script's folder is on sys.path)
-from rebuild import timed, touch
-
 from buildkit.package.wheel_zip import DEFAULT_LEVEL, DEFLATED
 from buildkit_testing.benchmark_project import BUILDKIT_BACKEND, SKBUILD_BACKEND, pyproject_toml
 from buildkit_testing.paths import build_folder
 from buildkit_testing.skbuild_corpus import IndexUnreachable, reference_requirements
+from buildkit_testing.timing import timed, touch
 from buildkit_testing.venvs import make_venv, make_wheelhouse, pip_into, venv_env
 
 BUILD_FOLDER = str(build_folder(Path(".")))  # the default build-dir under this Python, from the project

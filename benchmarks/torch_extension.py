@@ -27,12 +27,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-# rebuild.py's timing helpers (a script's folder is on sys.path)
-from rebuild import median, timed, touch
-
 from buildkit_testing.benchmark_project import BUILDKIT_BACKEND, pyproject_toml
 from buildkit_testing.paths import TEST_PACKAGES
 from buildkit_testing.projects import copy_sources
+from buildkit_testing.timing import median, timed, touch
 
 SOURCES = TEST_PACKAGES / "torch_ext"
 

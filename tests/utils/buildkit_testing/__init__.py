@@ -13,6 +13,7 @@ folder, for a checkout set up without it.  One module a concern:
 * ``cuda``: finding nvcc and cuobjdump, the marks of CUDA builds, a library's device images;
 * ``git``: throw-away git checkouts with a hermetic identity;
 * ``benchmark_project``: the generated N-file benchmark project (benchmarks and tests);
+* ``timing``: a command timed, its median over runs, the edit made before each (benchmarks);
 * ``compiler_cache``: sccache servers sharing a private Redis, a timed clean build.
 
 The name `buildkit` on the public index belongs to another project, so every venv a

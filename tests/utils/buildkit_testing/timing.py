@@ -1,0 +1,41 @@
+"""Timing a command for the benchmarks: its wall time, a failure stopping the benchmark; the
+median over runs, and the edit made before each (rebuild.py, scale.py, torch_extension.py)."""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:
+    """The wall time of ``command``; a failed run ends the benchmark with its output's tail."""
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            check=False)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"benchmark command failed: {' '.join(command)}\n{result.stderr[-3000:]}")
+    return elapsed
+
+
+def median(command: list[str], cwd: Path, env: dict[str, str], runs: int,
+           before: Callable[[], None] | None = None) -> float:
+    """The median of ``runs`` timings of ``command``, ``before`` run (untimed) ahead of each."""
+    samples = []
+    for _ in range(runs):
+        if before:
+            before()
+        samples.append(timed(command, cwd, env))
+    return statistics.median(samples)
+
+
+def touch(path: Path) -> Callable[[], None]:
+    """An edit of ``path`` to run before a timing: a line break appended."""
+    def action() -> None:
+        # A real content change: ninja compares timestamps, ccache would compare content.
+        with path.open("a") as handle:
+            handle.write("\n")
+    return action

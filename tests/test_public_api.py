@@ -17,6 +17,7 @@ import buildkit
 import buildkit.build_meta
 from buildkit._util.resources import cmake_dir
 from buildkit.builder.toolchain import tools as toolchain
+from buildkit_testing.projects import add_settings
 
 PYPROJECT = textwrap.dedent("""
     [project]
@@ -62,8 +63,7 @@ def test_wheel_hooks_ask_for_cmake_only_where_the_machine_lacks_it(tiny_project:
     monkeypatch.setenv("APIDEMO_BUILD_VERSION", "1.2.3")
     for hook in (buildkit.build_meta.get_requires_for_build_wheel, buildkit.build_meta.get_requires_for_build_editable):
         assert not [r for r in hook(None) if r.startswith(("cmake", "ninja"))]
-    with (tiny_project / "pyproject.toml").open("a") as pyproject:
-        pyproject.write('cmake-minimum-version = "99.0"\n')
+    add_settings(tiny_project, 'cmake-minimum-version = "99.0"')
     assert "cmake>=99.0" in buildkit.build_meta.get_requires_for_build_wheel(None)
     assert "cmake>=99.0" in buildkit.build_meta.get_requires_for_build_editable({"USE_NINJA": "0"})
     # A machine without cmake or ninja: a project that runs no CMake still asks for neither.

@@ -26,6 +26,7 @@ from buildkit_testing.artifacts import sha256
 from buildkit_testing.cuda import CUDA_MINIMAL_ARCH_VAR, cuda_build, device_images
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, setup_py
+from buildkit_testing.projects import add_settings
 from buildkit_testing.venvs import overlay_venv
 
 EPOCH = "1700000000"
@@ -113,9 +114,7 @@ def test_a_develop_build_compiles_one_architecture_of_the_wheels_list(test_packa
     """No nvcc needed: with the wheel's list in [tool.buildkit], a develop build configures
     one architecture (this machine's GPU, else the newest of the list), a wheel build the
     whole list; a list in a variable, or BUILDKIT_DEVELOP_CUDA_ARCH_LIST, is built as asked."""
-    root = test_package("cuda_minimal")
-    pyproject = root / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text() + 'cuda-arch-list = "7.5;8.0;9.0"\n')
+    root = add_settings(test_package("cuda_minimal"), 'cuda-arch-list = "7.5;8.0;9.0"')
     tools = Toolchain(Tool("cmake", Path("/usr/bin/cmake"), "3.30.0"), None)
 
     def architectures(environ: dict[str, str], staged: bool = False) -> str:
@@ -138,8 +137,7 @@ def test_a_develop_build_compiles_one_architecture_of_the_wheels_list(test_packa
 def test_a_develop_build_says_which_architecture_it_compiles(tmp_path, test_package) -> None:
     """Real nvcc: the develop build of the wheel's list 7.5;8.0;9.0 compiles one architecture
     and says which, and why; the library holds that one alone."""
-    root = test_package("cuda_minimal", tmp_path / "cuda_minimal")
-    (root / "pyproject.toml").write_text((root / "pyproject.toml").read_text() + 'cuda-arch-list = "7.5;8.0;9.0"\n')
+    root = add_settings(test_package("cuda_minimal", tmp_path / "cuda_minimal"), 'cuda-arch-list = "7.5;8.0;9.0"')
     python = overlay_venv(tmp_path / "venv")
     built = setup_py(python, root, "develop", env=build_env())
     output = built.stdout + built.stderr

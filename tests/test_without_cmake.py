@@ -30,7 +30,7 @@ from buildkit.project import Project
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run, setup_py, unboxed
-from buildkit_testing.projects import write_files
+from buildkit_testing.projects import write_file, write_files, write_pyproject
 from buildkit_testing.venvs import make_venv, pip_into, venv_env
 
 PACKAGE = "pure_python"
@@ -214,9 +214,8 @@ def test_doctor_needs_no_cmake_tools(test_package):
 # ------------------------------------------------------------------- settings and options
 
 def project_with(tmp_path: Path, table: str) -> Path:
-    return write_files(tmp_path, {"pyproject.toml": f'[project]\nname = "demo"\nversion = "1.0"\n\n'
-                                                    f"[tool.buildkit]\ncmake = false\n{table}",
-                                  "demo/__init__.py": ""})
+    write_file(tmp_path / "demo" / "__init__.py", "")
+    return write_pyproject(tmp_path, f"cmake = false\n{table}")
 
 
 def test_keys_of_a_cmake_build_are_refused_together(tmp_path):

@@ -27,16 +27,15 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from buildkit_testing.paths import TEST_PACKAGES
 from buildkit_testing.processes import clean_env
 from buildkit_testing.skbuild_corpus import PORTS, apply_port, reference_requirements, sample_packages
+from buildkit_testing.timing import timed
 from buildkit_testing.venvs import make_venv, make_wheelhouse
 
 TARGET = 1.0
@@ -62,16 +61,6 @@ def simplest_c(side: str, target: Path) -> Path:
 
 
 PROJECTS: dict[str, Callable[[str, Path], Path]] = {"nbexample": nbexample, "simplest_c": simplest_c}
-
-
-def timed(command: list[object], cwd: Path, env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run([str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True,
-                          check=False)  # a failure is reported with its output below
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(map(str, command))} failed in {cwd}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
-    return seconds
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
                             command = [targets[side], "-m", "pip", "install", "-q", "--no-deps", "."]
                         else:
                             command = [sys.executable, "-m", "build", "--wheel", "-o", project / "dist", "."]
-                        times[side].append(timed(command, project, env))
+                        times[side].append(timed([str(c) for c in command], project, env))
                         shutil.rmtree(project)
                 rows.append((f"{name}: {verb}", times))
     finally:

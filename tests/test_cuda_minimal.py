@@ -19,8 +19,8 @@ import pytest
 
 from buildkit.builder.toolchain import cuda_arch
 from buildkit.builder.toolchain.cuda_arch import gpu_architectures, gpu_detected, normalize_cuda_architectures
-from buildkit.config.invocation import Invocation
 from buildkit.builder.toolchain.tools import Tool, Toolchain
+from buildkit.config.invocation import Invocation
 from buildkit.project import Project
 from buildkit_testing.artifacts import sha256
 from buildkit_testing.cuda import CUDA_MINIMAL_ARCH_VAR, cuda_build, device_images

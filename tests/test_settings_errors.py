@@ -112,6 +112,8 @@ WRONG_TYPES = [
      "[tool.buildkit] library-only must be a boolean, not 'perhaps'."),
     ("cuda-arch-list", 'cuda-arch-list = 75',
      "[tool.buildkit] cuda-arch-list must be an architecture list, not 75."),
+    ("develop-cuda-arch-list", 'develop-cuda-arch-list = 1',
+     "[tool.buildkit] develop-cuda-arch-list must be an architecture list, not 1."),
     # Sub-table keys, named with their path.
     ("extension.name", 'extension = { name = "demo/_C", sources = ["stub.c"] }',
      "[tool.buildkit] extension.name must be a dotted module name, not 'demo/_C'."),

@@ -1,7 +1,8 @@
 """A one-token edit of a .cu file: a develop build (one architecture) against the same
 edit built for the wheel's list (issue 23's edit-loop target: <= 0.5x).
 
-tests/packages/cuda_minimal with `cuda-arch-list = "7.5;8.0;8.6;9.0"` (the wheel's list)
+tests/packages/cuda_minimal with `cuda-arch-list = "7.5;8.0;8.6;9.0;10.0;12.0"` (the wheel's list,
+torch's CUDA 12.8 wheels' architectures)
 in two copies: one develops as buildkit does by default (one architecture: this
 machine's GPU, else the newest of the list), the other with
 BUILDKIT_DEVELOP_CUDA_ARCH_LIST=wheel (the whole list).  Each run flips one token of the
@@ -26,7 +27,8 @@ from buildkit_testing.projects import copy_test_package
 from buildkit_testing.timing import timed
 from buildkit_testing.venvs import overlay_venv
 
-WHEEL_LIST = "7.5;8.0;8.6;9.0"
+# The architectures of torch 2.x's CUDA 12.8 wheels: a list a real project ships.
+WHEEL_LIST = "7.5;8.0;8.6;9.0;10.0;12.0"
 KERNEL = Path("csrc", "saxpy_cuda.cu")
 TOKENS = ("y[i] += a * x[i];", "y[i] += x[i] * a;")
 TARGET = 0.5

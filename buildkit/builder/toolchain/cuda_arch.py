@@ -189,15 +189,15 @@ def gpu_architectures(visible: str | None = None) -> list[str]:
 
 def develop_architecture(wheel_value: str, gpus: list[str]) -> tuple[str, str]:
     """The one architecture a develop build compiles of the wheel's normalized list, and
-    why: the newest GPU of this machine (real code only: it runs here), else the newest
-    entry of the list, as the list renders it.  A special value (``all``, ``native``) is
-    kept whole."""
+    why: the newest GPU of this machine, else the newest entry of the list; real code
+    only (no PTX: a develop build runs on the GPU it was built for, and PTX costs a
+    second device compile).  A special value (``all``, ``native``) is kept whole."""
     if wheel_value in SPECIAL_VALUES:
         return wheel_value, f"the list is `{wheel_value}`"
     if gpus:
-        return f"{gpus[-1]}-real", f"the GPU of this machine (sm_{gpus[-1]})"
-    newest = wheel_value.rsplit(";", maxsplit=1)[-1]
-    return newest, f"the newest of the wheel's list; no GPU here (sm_{newest.split('-')[0]})"
+        return f"{gpus[-1]}-real", f"the GPU of this machine, sm_{gpus[-1]}"
+    newest = wheel_value.rsplit(";", maxsplit=1)[-1].split("-", maxsplit=1)[0]
+    return f"{newest}-real", "the newest of the wheel's list; no GPU here"
 
 
 def architectures_for_build(options: BuildOptions, *, develop: bool) -> tuple[str | None, str]:

@@ -155,6 +155,24 @@ def test_forwarding_is_verbatim_and_skips_switches_and_cmake_environment(tmp_pat
     assert options.jobs == 2 and options.cmake_generator == "Ninja"
 
 
+@pytest.mark.parametrize(("config", "named", "hint"), [
+    ({"zmq.prefix": "/opt/zmq"}, "setting zmq.prefix", "list zmq.prefix in [tool.buildkit] cmake-forward"),
+    ({"cmake.define.ZMQ_PREFIX": "/z"}, "setting cmake.define.ZMQ_PREFIX", "here: `-C ZMQ_PREFIX=...`"),
+    ({"MAX_JOB": "3"}, "setting MAX_JOB", "Did you mean `MAX_JOBS`"),
+    ({"ZMQ_PREFX": "/z", "zmq": "x"}, "settings ZMQ_PREFX, zmq", "Did you mean `ZMQ_PREFIX`"),
+])
+def test_a_config_setting_nothing_reads_is_refused(tmp_path, config, named, hint):
+    """It would change nothing, silently (scikit-build-core's `-C cmake.define.X=...` after a port)."""
+    settings = write_project(tmp_path, 'cmake-forward = ["ZMQ_PREFIX"]')
+    with pytest.raises(ConfigError) as error:
+        load_options(settings, {}, config)
+    assert f"Config {named}: not a build option" in str(error.value)
+    assert hint in error.value.hint
+    # What is read passes: an option's variable and key, a forwarded variable, a cmake-forward name.
+    options = load_options(settings, {}, {"MAX_JOBS": "2", "build-type": "Debug", "USE_X": "1", "ZMQ_PREFIX": "/z"})
+    assert options.defines() == {"USE_X": "1", "ZMQ_PREFIX": "/z"}
+
+
 def test_renamed_mode_variables(tmp_path):
     settings = write_project(tmp_path,
                              'library-only-variable = "BUILD_LIB_ONLY"\npython-only-variable = "BUILD_PY_ONLY"')

@@ -8,8 +8,9 @@ from the environment itself and the ones buildkit interprets are not.
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from buildkit.config.settings import ProjectSettings
@@ -83,6 +84,34 @@ def forwarded_defines(settings: ProjectSettings | None, switches: frozenset[str]
             _refuse_reserved(name, "[tool.buildkit] cmake-defines" if layer_name == "[tool.buildkit]" else
                              f"the {layer_name}s" if layer_name == "config setting" else f"the {layer_name}")
     return defines, sources
+
+
+def refuse_unused_config_settings(config: Mapping[str, str], settings: ProjectSettings | None,
+                                  switches: frozenset[str], option_names: Collection[str]) -> None:
+    """Refuse a config setting that nothing reads: not an option's variable or key, and not a
+    variable forwarded to CMake.  Passed as it is, it would change nothing, without a word
+    (scikit-build-core's ``-C cmake.define.X=1`` or ``-C zmq.prefix=...`` after a port)."""
+    aliases: Mapping[str, str] = settings.cmake_aliases if settings else {}
+    extra = frozenset(settings.cmake_forward if settings else ())
+    unused = sorted(name for name in config
+                    if name not in option_names and name not in aliases and not _is_forwarded(name, extra, switches))
+    if not unused:
+        return
+    name = unused[0]
+    close = difflib.get_close_matches(name, [*option_names, *extra, *aliases], n=1)
+    if name.startswith("cmake.define."):
+        hint = (f"scikit-build-core's `-C cmake.define.NAME=VALUE` is `-C NAME=VALUE` here: "
+                f"`-C {name.removeprefix('cmake.define.')}=...`")
+    elif close:
+        hint = f"Did you mean `{close[0]}`"
+    else:
+        hint = f"If it is a CMake variable, list {name} in [tool.buildkit] cmake-forward"
+    raise ConfigError(
+        f"Config setting{'s' if len(unused) > 1 else ''} {', '.join(unused)}: not a build option nor a variable "
+        "forwarded to CMake, so it would change nothing.",
+        f"{hint}. Config settings take a build option's variable or [tool.buildkit] key (`buildkit options .` "
+        "lists them) or a variable forwarded to CMake: one starting with BUILD_, USE_ or CMAKE_, or one "
+        "named in [tool.buildkit] cmake-forward or cmake-aliases.")
 
 
 def refuse_reserved_arguments(arguments: tuple[str, ...], source: str) -> None:

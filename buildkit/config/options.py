@@ -27,6 +27,7 @@ from buildkit.config.forwarding import (
     define_value,
     forwarded_defines,
     refuse_reserved_arguments,
+    refuse_unused_config_settings,
 )
 from buildkit.config.modes import WheelMode
 from buildkit.config.parsing import (  # noqa: F401  re-exported: the parsers belong to the options' API
@@ -357,6 +358,8 @@ def load_options(settings: ProjectSettings | None = None, environ: Mapping[str, 
     release_variable = merge_project_named(values, sources, {o.field: o.env for o in table})
     if settings is None or settings.cmake:  # CMAKE_ARGS reach no CMake install otherwise
         refuse_reserved_arguments(values["cmake_args"], sources["cmake_args"])
+    read_by_options = {*by_key, *(o.env for o in table if o.env)}
+    refuse_unused_config_settings(config, settings, buildkit_switches(table), read_by_options)
     defines, define_sources = forwarded_defines(settings, buildkit_switches(table), config, environ)
     for name, value in defines.items():
         check_text(value, f"-D{name} (from {define_sources.get(f'-D{name}', 'the environment')})")

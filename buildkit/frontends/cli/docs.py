@@ -18,7 +18,9 @@ and `buildkit/config/settings.py`, which also validate every value;
 
 Precedence, highest first: PEP 517 config settings (`pip install -C NAME=VALUE`,
 `python -m build -C NAME=VALUE`; the variable name or the `[tool.buildkit]` key),
-the environment, `[tool.buildkit]`, the defaults below.
+the environment, `[tool.buildkit]`, the defaults below. A config setting may also
+name a variable forwarded to CMake (below); any other name is refused, as it would
+change nothing (scikit-build-core's `-C cmake.define.NAME=VALUE` is `-C NAME=VALUE`).
 
 Booleans accept `1 on yes true y enable enabled` and `0 off no false n disable
 disabled` (or empty), in any case; any other word is an error naming the variable.

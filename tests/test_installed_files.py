@@ -82,6 +82,22 @@ def test_every_installed_file_ships_unless_a_setting_keeps_it_out(tmp_path: Path
     assert result.py_modules == ("toplevel",)  # a module installed at the root is a top-level module
 
 
+def test_a_folder_installed_at_the_wheels_root_ships_as_it_is(tmp_path: Path) -> None:
+    """Wheel-root mode: `install(TARGETS prog)` puts bin/prog at the root, outside every package.
+    It ships there, as scikit-build-core ships it (tests/packages/simple_pure of its sdist, built
+    for real by tests/test_scikit_build_core_corpus.py); a file directly at the root, or in a
+    folder whose name setuptools would read as a dotted package, cannot, and is dropped by name."""
+    installed = ["pkg/__init__.py", "bin/prog", "share/doc/notes.txt", "stray.txt", "odd.name/x.txt", "top.py"]
+    write_files(tmp_path, {name: "x" for name in installed})
+    tree = PackageTree(tmp_path, "pkg", tmp_path / "pkg", ["pkg"])
+    result = sort_installed([tmp_path / name for name in installed], tree, rules=default_rules(),
+                            mode=WheelMode.FULL, cache=Cache(), wheel_exclude=[], links=LinkGuard(tmp_path, [tmp_path]))
+    assert result.root_folders == ("bin", "share")
+    assert result.package_data == {"pkg": ["__init__.py"], "bin": ["prog"], "share": ["doc/notes.txt"]}
+    assert result.py_modules == ("top",)
+    assert [d.path for d in result.dropped] == ["stray.txt", "odd.name/x.txt"]
+
+
 def test_the_split_modes_keep_their_files_apart(tmp_path: Path) -> None:
     python_only = _sorted_tree(tmp_path, WheelMode.PYTHON_ONLY)
     reasons = {item.path: item.reason for item in python_only.excluded}

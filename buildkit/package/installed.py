@@ -10,10 +10,13 @@ names it.  Only a setting keeps an installed file out, and each one says which:
 * an optional package that is switched off; a library-only wheel's rule that it
   holds no Python extension module.
 
-A file that cannot ship where it was installed (outside every package of the wheel,
-e.g. a data file installed with ``DESTINATION .``) is dropped: reported by name,
-with the setting that keeps it out on purpose, and ``buildkit wheels`` fails on it
-(it reads the report this module writes into the build folder).
+A file installed into a folder at the wheel's root that is no package of the project
+(``install(TARGETS prog)`` puts ``bin/prog`` there in wheel-root mode) ships in that
+folder, as scikit-build-core ships it; the build names each such folder.  A file that
+cannot ship where it was installed (directly at the wheel's root, e.g. a data file
+installed with ``DESTINATION .``) is dropped: reported by name, with the setting
+that keeps it out on purpose, and ``buildkit wheels`` fails on it (it reads the
+report this module writes into the build folder).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ class InstalledFiles:
 
     package_data: dict[str, list[str]] = field(default_factory=dict)
     py_modules: tuple[str, ...] = ()  # top-level .py modules installed at the wheel's root
+    # Folders at the wheel's root that are no package (bin/): their files ship as package data.
+    root_folders: tuple[str, ...] = ()
     excluded: tuple[LeftOut, ...] = ()
     dropped: tuple[LeftOut, ...] = ()
     unmatched_excludes: tuple[str, ...] = ()
@@ -81,7 +86,7 @@ def sort_installed(installed: Iterable[str | Path], tree: PackageTree, *, rules:
     # Deepest package first: a file belongs to the innermost package folder holding it.
     owners = sorted(tree.packages, key=lambda p: p.count("."), reverse=True)
     package_data: dict[str, list[str]] = {}
-    excluded, dropped, used, py_modules = [], [], set(), []
+    excluded, dropped, used, py_modules, root_folders = [], [], set(), [], set()
     resolver = FolderResolver()
     verdicts = RuleVerdicts(rules, mode, cache)
     seen: set[str] = set()
@@ -109,11 +114,16 @@ def sort_installed(installed: Iterable[str | Path], tree: PackageTree, *, rules:
             package_data.setdefault(owner, []).append(in_wheel[len(_slashed(owner)) + 1:])
         elif "/" not in in_wheel and in_wheel.endswith(".py") and in_wheel[:-3].isidentifier():
             py_modules.append(in_wheel[:-3])  # `install(FILES pmod.py DESTINATION .)`: a top-level module
+        elif "/" in in_wheel and (folder := in_wheel.split("/", 1)[0]).isidentifier():
+            # setuptools ships a folder listed as a package, __init__.py or not (a dotted name would not be one)
+            root_folders.add(folder)
+            package_data.setdefault(folder, []).append(in_wheel[len(folder) + 1:])
         else:
             shipped = ", ".join(sorted({p.split(".")[0] for p in tree.packages})) or "none"
             dropped.append(LeftOut(in_wheel, f"outside the packages the wheel ships: {shipped}"))
     return InstalledFiles({k: sorted(v) for k, v in package_data.items()}, tuple(sorted(py_modules)),
-                          tuple(excluded), tuple(dropped), tuple(p for p in wheel_exclude if p not in used))
+                          tuple(sorted(root_folders)), tuple(excluded), tuple(dropped),
+                          tuple(p for p in wheel_exclude if p not in used))
 
 
 def _slashed(dotted: str) -> str:
@@ -164,7 +174,11 @@ def describe_dropped(dropped: Sequence[LeftOut]) -> str:
 
 def report(result: InstalledFiles) -> None:
     """Warn about each dropped file and each wheel-exclude pattern that matched nothing;
-    name the files kept out on purpose in the detailed output."""
+    name the folders that ship at the wheel's root without being packages, and, in the
+    detailed output, the files kept out on purpose."""
+    for folder in result.root_folders:
+        console.info(f"{folder}/ ships at the wheel's root (site-packages/{folder}/), where CMake installed "
+                     f"{len(result.package_data[folder])} file(s): it is no package of the project")
     if result.dropped:
         console.warn(describe_dropped(result.dropped))
     if result.unmatched_excludes:

@@ -147,7 +147,7 @@ def wheel_layout(project: Project, extension_modules: Sequence[str]) -> dict[str
     files = sorted({*files, *installed.pop(main, [])})
     if project.mode is WheelMode.LIBRARY_ONLY:
         return library_wheel_layout(project, files)
-    layout = {"packages": shipped, "package_data": {main: files, **installed},
+    layout = {"packages": [*shipped, *sorted_files.root_folders], "package_data": {main: files, **installed},
               "py_modules": list(dict.fromkeys([*project.settings.layout.py_modules, *sorted_files.py_modules]))}
     # A wheel build packages the staging tree, where every top-level package sits in one root.
     package_dir = ({"": os.path.relpath(project.target.package_root, project.root)} if project.target.staged

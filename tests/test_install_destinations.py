@@ -102,6 +102,32 @@ def test_a_rule_that_stays_inside_passes(tmp_path, body):
     assert refusal(tmp_path, body) is None
 
 
+def test_skbuild_platlib_dir_is_the_prefix_this_install_writes_to(tmp_path):
+    """Wheel-root mode defines SKBUILD_PLATLIB_DIR as the install's prefix: the staging tree
+    for a wheel, the package root for develop (package/wheel_root.py), so an absolute
+    `DESTINATION ${SKBUILD_PLATLIB_DIR}` lands in the right tree (scikit-build-core's
+    filepath_pure sample); it was refused as an escape.  The configured prefix stays one."""
+    configured = tmp_path / "project" / "pkg"
+    staging = tmp_path / "project" / "build" / "wheel-staging"
+
+    def check(platlib: Path, destination: Path) -> str | None:
+        build, _, _ = write_script(tmp_path, f'file(INSTALL DESTINATION "{destination}" TYPE FILE FILES "/src/x.py")')
+        (build / "CMakeCache.txt").write_text(f"SKBUILD_PLATLIB_DIR:UNINITIALIZED={platlib}\n")
+        try:
+            DestinationCheck(staging, build).check_units(read_units(build / "cmake_install.cmake").units)
+        except BuildkitError as error:
+            return str(error)
+        finally:
+            (tmp_path / "project").rename(tmp_path / f"checked-{len(list(tmp_path.iterdir()))}")
+        return None
+
+    assert check(staging, staging) is None
+    assert check(staging, staging / "pkg") is None
+    # Only where it names the prefix being installed to: a develop's value, met by a wheel's install.
+    message = check(configured, configured)
+    assert message is not None and "expanded when CMake configures" in message
+
+
 def test_install_script_writes_are_read_from_the_script(tmp_path):
     hostile = tmp_path / "hostile.cmake"
     hostile.write_text('file(APPEND "/elsewhere/log.txt" "x")\n')

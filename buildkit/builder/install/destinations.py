@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from buildkit.builder.build_state import WHEEL_DIRS
+from buildkit.builder.build_state import CMAKE_CACHE, WHEEL_DIRS
 from buildkit.builder.install.script import SCRIPT, Command, InstallUnit, UnreadableScript, commands
 from buildkit.errors import BuildkitError
 
@@ -39,6 +39,8 @@ _WORDS = re.compile(r'"(?:[^"\\]|\\.)*"|[^\s"]+')
 _HEADER = re.compile(r"^# Install script for directory: (.+)$", re.MULTILINE)
 _CONFIGURED_PREFIX = re.compile(r'set\(CMAKE_INSTALL_PREFIX "([^"]*)"\)')
 _INCLUDED = re.compile(r'include\("([^"]+)"\)')
+# scikit-build-core's platlib folder, where wheel-root mode defines it (package/wheel_root.py).
+_PLATLIB = re.compile(r"^SKBUILD_PLATLIB_DIR:\w+=(.+)$", re.MULTILINE)
 # file() subcommands that write, and which of their arguments name what they write:
 # an index among the positional arguments, "all", or the keyword the path follows.
 _FILE_WRITES: dict[str, int | str] = {
@@ -109,6 +111,10 @@ class DestinationCheck:
         # The configure's prefix (the project's package folder): CMake code that writes
         # there, or into the source and build folders, stays in the project.
         self.configured_prefix = configured.group(1) if configured else None
+        # Wheel-root mode names this install's prefix in SKBUILD_PLATLIB_DIR (the staging tree
+        # for a wheel): a CMakeLists may install to that absolute folder.
+        platlib = _PLATLIB.search(_read(Path(self.build_dir) / CMAKE_CACHE))
+        self.platlib = platlib.group(1).strip() if platlib else None
         source = _HEADER.search(top)
         self.writable = [root for root in (self.install_prefix, self.configured_prefix, self.build_dir,
                                            source.group(1).strip() if source else None) if root]
@@ -164,6 +170,8 @@ class DestinationCheck:
             return None  # another variable: what it expands to is seen by the manifest check
         if _inside(posixpath.normpath(destination), [self.wheel_dirs]):
             return None  # scikit-build-core's SKBUILD_*_DIR folders, which buildkit makes and packs
+        if self.platlib == self.install_prefix and _inside(posixpath.normpath(destination), [self.platlib]):
+            return None  # `DESTINATION ${SKBUILD_PLATLIB_DIR}`: the folder this install writes to
         configured = self.configured_prefix
         if configured and _inside(destination, [configured]):
             return (_EXPANDED_AT_CONFIGURE, f"`DESTINATION {posixpath.relpath(destination, configured)}`")

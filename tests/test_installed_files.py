@@ -16,10 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from setuptools.dist import Distribution
 
 from buildkit.config.modes import WheelMode
 from buildkit.frontends.cli.audit import audit
 from buildkit.frontends.cli.wheels import dropped_files_problem
+from buildkit.frontends.setuptools.commands.build_scripts import BuildScripts
 from buildkit.package.contents import binary_format, native_content
 from buildkit.package.installed import InstalledFiles, PackageTree, sort_installed
 from buildkit.package.layout import PackageDataRule, default_rules
@@ -238,3 +240,18 @@ def test_buildkit_wheels_fails_on_a_dropped_file(test_package: Callable[..., Pat
     assert "stray.txt (outside the packages the wheel ships: instfiles)" in output, output
     problems = (tmp_path / "report.json").read_text()
     assert "stray.txt" in problems and "expected.txt" not in problems
+
+
+def test_an_empty_script_ships_as_it_is(tmp_path: Path) -> None:
+    """An empty file CMake installed to the scripts folder (`file(TOUCH)` in SKBUILD_SCRIPTS_DIR,
+    scikit-build-core's filepath_pure sample) is copied as it is: distutils skipped it as empty,
+    then failed on the copy it had not made ("No such file or directory")."""
+    write_files(tmp_path / "scripts", {"in_scripts.py": "", "tool.py": "#!python\nprint('tool')\n"})
+    distribution = Distribution({"name": "demo", "scripts": [str(tmp_path / "scripts" / n)
+                                                             for n in ("in_scripts.py", "tool.py")]})
+    command = BuildScripts(distribution)
+    command.ensure_finalized()
+    command.build_dir, command.executable = str(tmp_path / "out"), "/usr/bin/python3"
+    command.run()
+    assert (tmp_path / "out" / "in_scripts.py").read_bytes() == b""
+    assert (tmp_path / "out" / "tool.py").read_text() == "#!/usr/bin/python3\nprint('tool')\n"

@@ -1,10 +1,12 @@
-"""``build_scripts`` that copies a compiled program as it is.
+"""``build_scripts`` that copies a compiled program, or an empty file, as it is.
 
 setuptools reads every script as Python source to rewrite its ``#!`` line, and a
 native executable installed to the scripts folder (scikit-build-core's
 ``SKBUILD_SCRIPTS_DIR``) stopped the wheel build with "SyntaxError: invalid or
-missing encoding declaration".  A native binary is copied byte for byte, its
-executable bit kept; every other script goes through setuptools as before.
+missing encoding declaration".  An empty one (``file(TOUCH)``, as in
+scikit-build-core's filepath_pure sample) it skipped, then failed on the missing
+copy with "No such file or directory".  Both are copied byte for byte, their mode
+kept; every other script goes through setuptools as before.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from buildkit.package.contents import is_native_binary
 class BuildScripts(_build_scripts):
     def copy_scripts(self) -> tuple[list[str], list[str]]:
         scripts = list(self.scripts or ())
-        programs = [script for script in scripts if is_native_binary(script)]
+        programs = [script for script in scripts if os.path.getsize(script) == 0 or is_native_binary(script)]
         self.scripts = [script for script in scripts if script not in programs]
         try:
             listed: tuple[list[str], list[str]] = ([], [])

@@ -29,13 +29,65 @@ SKBUILD_CORE = "scikit-build-core==1.1.2"
 CORPUS_CACHE = REPO / ".corpus-cache"
 # What the reference builds install besides scikit-build-core: its samples' build requirements.
 REFERENCE_REQUIREMENTS = [SKBUILD_CORE, "pybind11", "cmake", "ninja"]
+# What some samples build with, besides the run's wheelhouse: from the package index, once.
+CORPUS_BUILD_REQUIREMENTS = {"cython": "cython>=3", "hatchling": "hatchling"}
 # What pip prints when it could not reach the index at all (as opposed to a failed build).
 UNREACHABLE_MARKERS = ("NewConnectionError", "Network is unreachable", "Temporary failure in name resolution",
                        "Name or service not known", "ConnectTimeoutError", "ProxyError", "Max retries exceeded")
 
 
+# The samples that test scikit-build-core's own plugins and fallbacks: not ported, as a
+# buildkit project does without them (docs/migration/from-scikit-build-core.md lists
+# each with what a buildkit user does instead; tests/test_docs.py keeps the two equal).
+EXCLUDED = {
+    "hatchling": "scikit-build-core's hatchling plugin (CMake inside a hatchling build)",
+    "broken_fallback": "`[[tool.scikit-build.overrides]] if.failed`: a failed build retried with other settings",
+    "dynamic_metadata": "metadata providers and plugins (`metadata.*.provider`, `[[tool.dynamic-metadata]]`)",
+    "plugin_setuptools_install_dir": "the setuptools plugin's `cmake_install_dir` keyword",
+    "wrapper_setuptools_classic_layout": "`scikit_build_core.setuptools.wrapper.setup`, classic scikit-build's "
+                                         "`setup()`",
+    "wrapper_setuptools_install_dir": "the classic wrapper with `cmake_install_dir`",
+    "wrapper_setuptools_install_dir_pkgdir": "the classic wrapper with `cmake_install_dir` and `package_dir`",
+}
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """The names a wheel takes from the interpreter and platform that built it, which the
+    reference data write as placeholders: one data set serves every CPython version."""
+
+    soabi: str  # cpython-312-x86_64-linux-gnu
+    python_tag: str  # cp312
+    platform: str  # linux_x86_64
+
+    @classmethod
+    def current(cls) -> Interpreter:
+        return cls(sysconfig.get_config_var("SOABI"), f"cp{sys.version_info[0]}{sys.version_info[1]}",
+                   sysconfig.get_platform().replace("-", "_").replace(".", "_"))
+
+    def normalised(self, name: str) -> str:
+        """``name`` (a wheel's file name or a member's path) with this interpreter's parts
+        as ``{soabi}``, ``{python_tag}`` and ``{platform}``."""
+        name = name.replace(f".{self.soabi}.", ".{soabi}.")
+        if not name.endswith(".whl"):
+            return name
+        *head, python, abi, platform = name[: -len(".whl")].split("-")
+        tags = ["{python_tag}" if tag == self.python_tag else tag for tag in (python, abi)]
+        return "-".join([*head, *tags, "{platform}" if platform == self.platform else platform]) + ".whl"
+
+
 class IndexUnreachable(Exception):
     """The package index could not be reached, and the cache does not hold what is needed."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One text replacement in one of the sample's files, and why the port needs it."""
+
+    path: str
+    old: str
+    new: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -45,86 +97,38 @@ class Port:
     ``project_edits`` replace lines of ``[project]`` (old line -> (new lines, reason));
     the old line ``""`` adds the new lines before the first table.  ``tool_buildkit``
     is the body of the ``[tool.buildkit]`` table.  Every ``[tool.scikit-build*]``
-    table is dropped and ``[build-system]`` replaced.
+    table is dropped and ``[build-system]`` replaced (a sample without
+    ``pyproject.toml`` gets one).  ``files`` are the other files the port writes, or
+    deletes where the content is None (path -> (content, reason)): a setuptools-plugin
+    sample's ``setup.py`` and ``setup.cfg``, whose metadata move to ``[project]``.
+    ``edits`` replace text in a file: where a port must edit the sample's CMake code,
+    each edit says why buildkit cannot do without it.
     """
 
     name: str
     tool_buildkit: str
     build_requires: tuple[str, ...] = ("setuptools-buildkit",)
     project_edits: dict[str, tuple[str, str]] = field(default_factory=dict)
+    files: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+    edits: tuple[Edit, ...] = ()
 
     def config_lines(self) -> int:
         """Lines of configuration the port wrote or changed besides ``[build-system]``,
         which every port rewrites: the ``[tool.buildkit]`` table with its header, the
-        ``[project]`` lines, comments and blank lines not counted."""
+        ``[project]`` lines and the files it writes, comments and blank lines not counted."""
         table = _meaningful(self.tool_buildkit)
         project = sum(len(new.splitlines()) for new, _reason in self.project_edits.values())
         header = bool(table) and not table[0].startswith("[")  # a body that opens with a subtable has none
-        return len(table) + header + project
+        written = sum(len(_meaningful(content)) for content, _reason in self.files.values() if content)
+        return len(table) + header + project + written + len(self.edits)
 
 
 def _meaningful(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
-# --- the ports ---------------------------------------------------------------------
-
-# No port sets install-prefix: each CMakeLists.txt reads SKBUILD_* variables, so buildkit
-# installs at the wheel's root, as scikit-build-core does.
-PORTS = {port.name: port for port in (
-    Port("simplest_c", """
-# Outside a git checkout buildkit reads no .gitignore: the files the sample's .gitignore
-# names (`*ignored*`) are left out by name, as scikit-build-core leaves them out.
-wheel-exclude = ["simplest/ignored.txt", "simplest/artifact_ignored.txt", "simplest/ignored_included.txt"]
-"""),
-    Port("navigate_editable", """
-packages = ["python/shared_pkg"]
-"""),
-    Port("cmake_generated", """
-# [[tool.scikit-build.generate]] wrote cmake_generated/_version.py from a template.
-version-module = "_version.py"
-# scikit-build-core's wheel.exclude = ["**.c", "**.in"]: buildkit's globs take '**' as a whole segment.
-wheel-exclude = ["**/*.c", "**/*.in"]
-""", project_edits={'dynamic = ["version"]': (
-        'version = "1.2.3"',
-        "scikit-build-core's regex provider read the version from CMakeLists.txt; buildkit takes a static "
-        "[project] version (or version.txt)")}),
-    Port("importlib_editable", """
-cmake-source-dir = "src"
-"""),
-    # No package folder: buildkit installs at the wheel's root by default.
-    Port("simple_pyproject_ext", "", build_requires=("setuptools-buildkit", "pybind11")),
-    Port("simple_pyproject_source_dir", 'cmake-source-dir = "src"'),
-    # No CMake (wheel.cmake = false): the Python side only, a pure wheel.
-    Port("generate_include", """
-cmake = false
-# [[tool.scikit-build.generate]] wrote src/generate_include/_version.py from a template.
-version-module = "_version.py"
-"""),
-    Port("simple_purelib_package", "cmake = false"),
-    # The package myns.mypkg in src/myns/mypkg, found from the dotted [project] name as scikit-build-core finds it.
-    Port("namespace_purelib_package", "cmake = false"),
-    Port("pep639_pure", "cmake = false"),
-)}
-
-# A hatchling project in scikit-build-core's samples: the other distribution in the
-# namespace `myns` of namespace_purelib_package, installed beside its editable install.
-# Ported like the others (its [tool.hatch] table stays, unread), so that it builds from
-# the wheelhouse; no scikit-build-core wheel to compare with.
-SIBLING_PORT = Port("namespace_sibling_package", "cmake = false")
-
-DEFINES_PORT = Port("cmake_defines", r"""
-[tool.buildkit.cmake-defines]
-# The same TOML lists: buildkit joins them with ';' and escapes a ';' inside an item.
-ONE_LEVEL_LIST = ["Foo", "Bar", "ExceptionallyLargeListEntryThatWouldOverflowTheLine", "Baz"]
-NESTED_LIST = ["Apple", "Lemon;Lime", "Banana"]
-""", project_edits={"": ('[project]\nname = "cmake_defines"\nversion = "0.0.1"',
-                         "buildkit reads the project's name and version (SKBUILD_PROJECT_NAME/VERSION) even to "
-                         "configure; the sample has no [project] table")})
-
-
 def interpreter_tag() -> str:
-    """Reference wheels hold extension modules: one cache folder per interpreter and platform."""
+    """The benchmark's scikit-build-core venv: one cache folder per interpreter and platform."""
     return f"{sys.implementation.cache_tag}-{sysconfig.get_platform()}"
 
 
@@ -155,20 +159,15 @@ def sample_packages() -> Path:
     return unpacked / "tests" / "packages"
 
 
-def reference_wheels(packages: Path, names: list[str]) -> dict[str, Path]:
-    """The wheel scikit-build-core builds from each unmodified sample, built once per
-    interpreter into the cache: {name: wheel}."""
-    cache = CORPUS_CACHE / "reference" / interpreter_tag()
-    missing = [name for name in names if not list((cache / name).glob("*.whl"))]
-    if missing:
-        python = reference_venv()
-        for name in missing:
-            with_project = Path(shutil.copytree(packages / name, cache / "sources" / name, dirs_exist_ok=True))
-            shutil.rmtree(cache / name, ignore_errors=True)
-            run([python, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-                 "-w", cache / name, with_project], env=clean_env(PIP_CONFIG_FILE=os.devnull), cwd=with_project)
-            shutil.rmtree(with_project)
-    return {name: next((cache / name).glob("*.whl")) for name in names}
+def corpus_build_wheels(requirement: str) -> Path:
+    """The folder holding the wheels of ``requirement`` (a key of CORPUS_BUILD_REQUIREMENTS:
+    Cython for cython_pxd_editable, hatchling for custom_cmake's helper package) and their
+    dependencies, for this interpreter: downloaded once into the cache, offline afterwards."""
+    folder = CORPUS_CACHE / "build-wheels" / sys.implementation.cache_tag / requirement
+    if not (folder / "complete").exists():
+        _pip("download", "-q", "--only-binary", ":all:", "-d", folder, CORPUS_BUILD_REQUIREMENTS[requirement])
+        (folder / "complete").write_text(CORPUS_BUILD_REQUIREMENTS[requirement] + "\n")
+    return folder
 
 
 def reference_requirements() -> Path:
@@ -211,9 +210,10 @@ def ported_pyproject(original: str, port: Port) -> str:
     out = ["[build-system]", f"requires = [{requires}]", 'build-backend = "buildkit.build_meta"', ""]
     if "" in port.project_edits:
         out += [port.project_edits[""][0], ""]
-    for header, lines in _tables(original):
+    for header, table in _tables(original):
         if header == "build-system" or header.startswith("tool.scikit-build"):
             continue
+        lines = list(table)
         if header == "project":
             for old, (new, _reason) in port.project_edits.items():
                 if not old:
@@ -221,7 +221,7 @@ def ported_pyproject(original: str, port: Port) -> str:
                 assert old in lines, f"{port.name}: [project] has no line {old!r}"
                 lines = [new if line == old else line for line in lines]
         out += lines
-    while out[-1] == "":
+    while out and out[-1] == "":
         out.pop()
     body = port.tool_buildkit.strip()
     if body:  # a body that starts with a subtable needs no header of its own
@@ -233,5 +233,14 @@ def apply_port(samples: Path, port: Port, target: Path) -> Path:
     """A copy of the sample ``port.name`` in ``target`` with the port applied."""
     shutil.copytree(samples / port.name, target)
     pyproject = target / "pyproject.toml"
-    pyproject.write_text(ported_pyproject(pyproject.read_text(), port))
+    pyproject.write_text(ported_pyproject(pyproject.read_text() if pyproject.exists() else "", port))
+    for path, (content, _reason) in port.files.items():
+        if content is None:
+            (target / path).unlink()
+        else:
+            (target / path).write_text(content)
+    for edit in port.edits:
+        text = (target / edit.path).read_text()
+        assert text.count(edit.old) == 1, f"{port.name}: {edit.path} holds {edit.old!r} {text.count(edit.old)} times"
+        (target / edit.path).write_text(text.replace(edit.old, edit.new))
     return target

@@ -34,7 +34,8 @@ from pathlib import Path
 
 from buildkit_testing.paths import TEST_PACKAGES
 from buildkit_testing.processes import clean_env
-from buildkit_testing.skbuild_corpus import PORTS, apply_port, reference_requirements, sample_packages
+from buildkit_testing.skbuild_corpus import apply_port, reference_requirements, sample_packages
+from buildkit_testing.skbuild_ports import PORTS
 from buildkit_testing.timing import timed
 from buildkit_testing.venvs import make_venv, make_wheelhouse
 

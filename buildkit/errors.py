@@ -59,10 +59,13 @@ class BuildFailedError(BuildkitError):
     """A configure, build or install step failed."""
 
     def __init__(self, message: str, hint: str | None = None, *, log_path: str | None = None,
-                 returncode: int | None = None, command: list[str] | None = None):
+                 returncode: int | None = None, command: list[str] | None = None, first_error: str | None = None):
         super().__init__(message, hint, log_path=log_path)
         self.returncode = returncode
         self.command = command
+        # The message's first part alone: where the first error is, with its lines (without
+        # the failing command), for a report with no room for more (a rebuild on import's).
+        self.first_error = first_error
 
 
 def report(error: BuildkitError) -> None:

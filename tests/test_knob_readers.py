@@ -3,10 +3,11 @@ parser accepts or refuses, means the same to each other reader of its variable.
 
 The options (``config/options.py``) read each variable once, strictly.  A few readers
 run before the options load or where an error cannot be raised: the console's
-``VERBOSE`` and the no-op develop's switches.  Each goes through ``_util/switches.py``,
-which has the strict parser's words; this test holds them to its verdicts.  A
-refused word is an error from the strict parser: the no-op hands such a run to the
-full command (which names it), and the console stays quiet until then.
+``VERBOSE``, the no-op develop's switches and an editable install's import hook.  Each
+goes through ``_util/switches.py``, which has the strict parser's words; this test holds
+them to its verdicts.  A refused word is an error from the strict parser: the no-op
+hands such a run to the full command (which names it), the console stays quiet until
+then, and the import hook stops the import with the strict parser's message.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import buildkit
+from buildkit import editable_rebuild
 from buildkit._util import console
 from buildkit._util.switches import FALSE_WORDS, TRUE_WORDS
 from buildkit.config.options import load_options, option_table, parse_bool
@@ -60,12 +62,32 @@ NOOP_READERS = [
     Reader("setup.py develop's no-op", "buildkit/frontends/noop_develop.py",
            lambda tmp: noop_develop.setup_py_request(["develop"], _setup_py(tmp)) is None, on_a_refused_word=True),
 ]
+
+
+def _import_hook_reading(variable: str) -> bool:
+    """Whether an editable install's import hook takes ``variable`` as on; a refused word stops
+    the import with the strict parser's own message, counted as on (it is not read as off)."""
+    try:
+        return editable_rebuild._switch(variable, default=False, name="pkg")
+    except editable_rebuild.RebuildOnImportError as refused:
+        assert str(refused).startswith(f"pkg was not rebuilt before its import: {variable}=") and \
+            "is not a boolean." in str(refused)
+        return True
+
+
+def _import_hook(variable: str) -> list[Reader]:
+    return [Reader("an editable install's import hook", "buildkit/_util/switches.py",
+                   lambda _: _import_hook_reading(variable), on_a_refused_word=True)]
+
+
 READERS: dict[str, list[Reader]] = {
     "VERBOSE": [Reader("the console", "buildkit/_util/switches.py", lambda _: console.is_verbose(),
                        on_a_refused_word=False), *NOOP_READERS],
     # A quiet no-op would skip the configure from scratch, or build when only a configure was asked for.
     "CMAKE_FRESH": NOOP_READERS,
     "CMAKE_ONLY": NOOP_READERS,
+    "BUILDKIT_EDITABLE_REBUILD": _import_hook("BUILDKIT_EDITABLE_REBUILD"),
+    "BUILDKIT_EDITABLE_VERBOSE": _import_hook("BUILDKIT_EDITABLE_VERBOSE"),
 }
 
 # Modules that name a knob's variable without reading it.

@@ -94,6 +94,24 @@ def info(message: str) -> None:
         plain(f"buildkit: {message}")
 
 
+class _NoWork:
+    """Whether a run that built nothing says so: an editable install's rebuild on import
+    (``frontends/cli/import_rebuild.py``) prints only when it builds."""
+
+    announced = True
+
+
+def stay_quiet_when_up_to_date() -> None:
+    """From now on, in this process, :func:`up_to_date` prints nothing."""
+    _NoWork.announced = False
+
+
+def up_to_date(seconds: float) -> None:
+    """The one line of a run that found nothing to build or install."""
+    if _NoWork.announced:
+        info(f"up to date ({seconds:.2f} s)")
+
+
 def is_verbose() -> bool:
     return verbose_setting() is True  # the options' reading; a word they refuse stops the run there
 

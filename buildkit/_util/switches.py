@@ -1,7 +1,8 @@
 """The words that turn a switch on or off: one list for the strict option parser
 (``config/parsing.parse_bool``) and for the readers that run before options are loaded
 or where an error cannot be raised (the console's ``VERBOSE`` and ``CI``, the no-op develop's
-``VERBOSE``, ``CMAKE_FRESH`` and ``CMAKE_ONLY``).
+``VERBOSE``, ``CMAKE_FRESH`` and ``CMAKE_ONLY``, an editable install's import hook's
+``BUILDKIT_EDITABLE_REBUILD`` and ``BUILDKIT_EDITABLE_VERBOSE``).
 
 Lean (``os`` only): the no-op develop's first stage imports it.
 """
@@ -13,6 +14,14 @@ import os
 TYPE_CHECKING = False  # collections.abc is not loaded at start-up: the no-op develop goes without
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+# The editable install's switches (options, declared in config/options.py), also read at import
+# time, where no options are loaded: the hook's own setting is the default there.
+EDITABLE_REBUILD_VARIABLE = "BUILDKIT_EDITABLE_REBUILD"
+EDITABLE_VERBOSE_VARIABLE = "BUILDKIT_EDITABLE_VERBOSE"
+# No switch: the mark a rebuild on import puts into its build's environment, the projects it
+# rebuilds (os.pathsep between them), so that an import of one of them there builds nothing.
+REBUILDING_FOR_IMPORT = "BUILDKIT_REBUILDING_FOR_IMPORT"
 
 TRUE_WORDS = ("1", "on", "yes", "true", "y", "enable", "enabled")
 FALSE_WORDS = ("0", "off", "no", "false", "n", "disable", "disabled", "")
@@ -39,3 +48,11 @@ def switch_setting(name: str, environ: Mapping[str, str] | None = None) -> bool 
 def verbose_setting(environ: Mapping[str, str] | None = None) -> bool | None:
     """``VERBOSE``, as :func:`switch_setting` reads it."""
     return switch_setting("VERBOSE", environ)
+
+
+def switch_or(name: str, default: bool, environ: Mapping[str, str] | None = None) -> bool | None:
+    """A switch whose default was decided elsewhere (an editable install's hook, when it was
+    written): unset is ``default``; a word is :func:`switch_word`'s verdict (None for one
+    neither list has)."""
+    value = (os.environ if environ is None else environ).get(name)
+    return default if value is None else switch_word(value)

@@ -234,6 +234,7 @@ def failure_error(phase: str, command: Sequence[str], lines: Sequence[str], retu
                  *_indent(tail)]
     if names := notfound_variables(lines):
         parts += ["", "Set to NOTFOUND:", *_indent([f"{name} ({use})" if use else name for name, use in names])]
+    first_error = "\n".join(parts)
     target, failed = failing_command(lines)
     if failed:
         parts += ["", f"Failing command (building {target}):" if target else "Failing command:",
@@ -241,7 +242,7 @@ def failure_error(phase: str, command: Sequence[str], lines: Sequence[str], retu
     else:
         parts += ["", "Command:", *_indent([_shorten(shlex.join(command))])]
     return BuildFailedError("\n".join(parts), hint_for(lines, returncode, jobs), log_path=str(log_path),
-                            returncode=returncode, command=list(command))
+                            returncode=returncode, command=list(command), first_error=first_error)
 
 
 def _indent(lines: Sequence[str]) -> list[str]:

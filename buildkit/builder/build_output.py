@@ -245,7 +245,7 @@ def print_summary(timings: Sequence[tuple[str, float]], targets: int) -> None:
     """One line at the end of a successful run: time per phase and targets built."""
     total = sum(seconds for _, seconds in timings)
     if not targets and all(phase == "build" for phase, _ in timings):
-        console.info(f"up to date ({total:.2f} s)")
+        console.up_to_date(total)
         return
     parts = [f"{phase} {seconds:.2f} s" + (f" ({targets} targets)" if phase == "build" else "")
              for phase, seconds in timings]

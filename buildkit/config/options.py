@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from buildkit._util import console
-from buildkit._util.switches import FALSE_WORDS, TRUE_WORDS  # noqa: F401  re-exported with the parsers below
+from buildkit._util.switches import (
+    EDITABLE_REBUILD_VARIABLE,
+    EDITABLE_VERBOSE_VARIABLE,
+    FALSE_WORDS,  # noqa: F401  re-exported with the parsers below
+    TRUE_WORDS,  # noqa: F401  re-exported with the parsers below
+)
 from buildkit.config.forwarding import (
     CMAKE_ENVIRONMENT_VARIABLES,
     HANDLED_VARIABLES,
@@ -167,6 +172,15 @@ class BuildOptions:
         "Build the python-only wheel (Python package and extension, pinned to the library wheel).", default=False)
     verbose: bool = option("VERBOSE", parse_bool, "boolean", "Stream the full build output.", key="verbose",
                            default=False, needs_cmake=False)
+    editable_rebuild: bool = option(
+        EDITABLE_REBUILD_VARIABLE, parse_bool, "boolean",
+        "An editable install (`pip install -e .`, `buildkit develop`) rebuilds what changed when the package is "
+        "imported (a plain wheel never does). At import, 0 turns that off for the session: the last build is "
+        "imported as it is.", key="editable-rebuild", default=False)
+    editable_verbose: bool = option(
+        EDITABLE_VERBOSE_VARIABLE, parse_bool, "boolean",
+        "A rebuild on import shows its progress (nothing is shown when nothing changed); 0 rebuilds silently "
+        "(a failure still stops the import with the first error).", key="editable-verbose", default=True)
     cmake_args: tuple[str, ...] = option(
         "CMAKE_ARGS", parse_args, "arguments",
         "Extra CMake arguments, split like a shell command line (the conda-forge convention).", default=())

@@ -37,7 +37,9 @@ def inputs_fingerprint(project: Project, register: bool) -> str:
     # What CMake installed decides the registered top-level names in wheel-root mode.
     manifest = project.build_dir / INSTALL_MANIFEST
     digest.update(manifest.read_bytes() if manifest.is_file() else b"-")
-    digest.update(f"{sys.prefix}|{register}|{project.options.wheel_mode.value}".encode())
+    options = project.options
+    digest.update(f"{sys.prefix}|{register}|{options.wheel_mode.value}".encode())
+    digest.update(f"rebuild on import:{options.editable_rebuild}|{options.editable_verbose}".encode())
     digest.update(project.version.encode())
     return digest.hexdigest()
 
@@ -51,7 +53,9 @@ def is_current(project: Project, register: bool) -> bool:
     if not isinstance(state, dict):
         return False
     outputs = [Path(p) for p in state.get("outputs", [])]
-    return state.get("inputs") == inputs_fingerprint(project, register) and all(p.exists() for p in outputs)
+    # A develop's state serves a build too: its stub is the same, and it registered besides.
+    served = {inputs_fingerprint(project, register), inputs_fingerprint(project, register=True)}
+    return state.get("inputs") in served and all(p.exists() for p in outputs)
 
 
 def record(project: Project, register: bool) -> None:

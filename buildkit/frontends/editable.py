@@ -6,6 +6,10 @@ a ``.dist-info`` with METADATA, entry points, ``direct_url.json`` (editable) and
 RECORD (so ``pip uninstall`` removes it), a ``.pth`` file, and console scripts.
 Registration is skipped when the recorded fingerprint (metadata, scripts, project
 path) is unchanged, so a no-op develop does no work here.
+
+With ``editable-rebuild``, an editable install (this registration, or the wheel of ``pip
+install -e .``) also carries the hook that rebuilds before the project is imported
+(:func:`rebuild_hook_files`; :mod:`buildkit.editable_rebuild` says what it runs).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 from buildkit._util import console
 from buildkit._util.fileutil import write_atomic
 from buildkit._util.resources import templates_dir
+from buildkit._util.switches import EDITABLE_REBUILD_VARIABLE, FALSE_WORDS
 from buildkit.errors import BuildkitError
 
 TYPE_CHECKING = False  # no typing import at run time for annotations only
@@ -36,6 +41,15 @@ if TYPE_CHECKING:
 
 MARKER = "buildkit_editable.json"
 INSTALLER = "buildkit"
+REBUILD_HOOK = "_buildkit_rebuild_{normalized}"  # the hook's module; its .pth file has the same name
+
+
+@dataclass(frozen=True)
+class RebuildHook:
+    """What an editable install's rebuild on import needs besides the project (``editable-rebuild``)."""
+
+    build_dir: Path
+    verbose: bool  # editable-verbose
 
 
 @dataclass(frozen=True)
@@ -50,11 +64,13 @@ class EditableSpec:
     top_level: tuple[str, ...]
     # Top-level name -> ("package", its folder) or ("module", the folder holding it).
     locations: tuple[tuple[str, str, str], ...] = ()
+    rebuild: RebuildHook | None = None
 
     @property
     def fingerprint(self) -> str:
+        hook = [str(self.rebuild.build_dir), self.rebuild.verbose] if self.rebuild else None
         payload = json.dumps([self.name, self.version, self.metadata, self.console_scripts, str(self.root),
-                              self.top_level, self.locations, sys.prefix])
+                              self.top_level, self.locations, sys.prefix, hook])
         return hashlib.sha256(payload.encode()).hexdigest()
 
     @property
@@ -62,7 +78,8 @@ class EditableSpec:
         return re.sub(r"[-_.]+", "_", self.name).lower()
 
 
-def spec_from_distribution(distribution: Distribution, root: Path) -> EditableSpec:
+def spec_from_distribution(distribution: Distribution, root: Path, rebuild: RebuildHook | None = None
+                           ) -> EditableSpec:
     buffer = io.StringIO()
     distribution.metadata.write_pkg_file(buffer)
     entry_points: dict[str, list[str]] | None = getattr(distribution, "entry_points", None)  # not in the stubs
@@ -70,7 +87,8 @@ def spec_from_distribution(distribution: Distribution, root: Path) -> EditableSp
     locations = top_level_locations(root.resolve(), distribution.package_dir or {}, distribution.packages or [],
                                     distribution.py_modules or [], [e.name for e in distribution.ext_modules or []])
     return EditableSpec(distribution.get_name(), distribution.get_version(), buffer.getvalue(),
-                        scripts, root.resolve(), tuple(sorted({name for name, _, _ in locations})), locations)
+                        scripts, root.resolve(), tuple(sorted({name for name, _, _ in locations})), locations,
+                        rebuild)
 
 
 def top_level_locations(root: Path, package_dir: Mapping[str, str], packages: list[str], py_modules: list[str],
@@ -141,10 +159,12 @@ def register(spec: EditableSpec, site: Path | None = None, bin_dir: Path | None 
     finder = f"__editable___{spec.normalized}_finder"
     written.append(_write(site / f"{finder}.py", finder_module(spec)))
     written.append(_write(site / f"__editable__.{spec.normalized}.pth", f"import {finder}; {finder}.install()\n"))
+    written += [_write(site / name, text) for name, text in rebuild_hook_files(spec).items()]
     for entry in spec.console_scripts:
         written.append(_write_script(bin_dir, entry))
     _write_record(info, site, written)
-    console.info(f"registered editable install of {spec.name} {spec.version} -> {spec.root}")
+    rebuilds = " (it rebuilds what changed when imported: editable-rebuild)" if spec.rebuild else ""
+    console.info(f"registered editable install of {spec.name} {spec.version} -> {spec.root}{rebuilds}")
     return True
 
 
@@ -154,6 +174,21 @@ def finder_module(spec: EditableSpec) -> str:
     return ((templates_dir() / "editable_finder.py.in").read_text(encoding="utf-8")
             .replace("@NAME@", spec.name).replace("@ROOT@", str(spec.root))
             .replace("@LOCATIONS@", repr(locations)))
+
+
+def rebuild_hook_files(spec: EditableSpec) -> dict[str, str]:
+    """The files (name in site-packages -> text) of the hook that rebuilds before the project
+    is imported: none without ``editable-rebuild``."""
+    if spec.rebuild is None:
+        return {}
+    module = REBUILD_HOOK.format(normalized=spec.normalized)
+    text = (templates_dir() / "editable_rebuild.py.in").read_text(encoding="utf-8")
+    for placeholder, value in (("@NAME@", spec.name), ("@ROOT@", str(spec.root)),
+                               ("@BUILD_DIR@", str(spec.rebuild.build_dir)), ("@TOP_LEVEL@", sorted(spec.top_level)),
+                               ("@VERBOSE@", spec.rebuild.verbose), ("@SWITCH@", EDITABLE_REBUILD_VARIABLE),
+                               ("@OFF_WORDS@", FALSE_WORDS)):
+        text = text.replace(placeholder, repr(value))
+    return {f"{module}.py": text, f"{module}.pth": f"import {module}; {module}.install()\n"}
 
 
 def _remove_existing(info: Path, name: str, site: Path) -> None:

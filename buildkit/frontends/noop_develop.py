@@ -26,6 +26,7 @@ import os
 import time
 
 from buildkit._util import console, spawn
+from buildkit._util.interpreter import default_build_dir
 from buildkit._util.switches import switch_setting
 from buildkit.builder.build_lock import held_here, lock_build_folder
 from buildkit.builder.build_state import LOGS, state_path
@@ -81,14 +82,21 @@ def answer_setup_py(argv: list[str]) -> bool:
     return reporting_errors(lambda: run_if_current(root, register=True))
 
 
-def run_if_current(root: str, register: bool) -> bool:
+def run_if_current(root: str, register: bool, build_dir: str | None = None) -> bool:
     """Build and install when nothing but sources changed since the recorded run; True when
     that was the whole command.  False hands over to the full command: an input changed,
     CMake regenerated the build, or the install changed which files are installed (the
-    editable registration and the stub may depend on that)."""
+    editable registration and the stub may depend on that).  ``build_dir``: where the
+    record is, when known (an editable install's rebuild on import); else the default
+    build folder's."""
     started = time.perf_counter()
-    record = read_record(root)
-    if record is None or record["inputs"] != inputs(root, register, record["files"]):
+    record = read_record(build_dir or default_build_dir(root))
+    if record is None:
+        return False
+    # A develop's record serves a build too (the same inputs, and the registration besides):
+    # `buildkit develop`, then an editable install's rebuild on import, stays a no-op.
+    recorded = record["inputs"]
+    if recorded != inputs(root, register or recorded.get("register") is True, record["files"]):
         return False
     if held_here(record["build_dir"]):
         return False  # `buildkit develop` runs setup.py in-process, holding the lock: it decides
@@ -111,7 +119,7 @@ def run_if_current(root: str, register: bool) -> bool:
             if not working and build.wait() == 0 and current and not regenerated(record):
                 output.close()
                 _write_logs(record, seen)
-                console.info(f"up to date ({time.perf_counter() - started:.2f} s)")
+                console.up_to_date(time.perf_counter() - started)
                 return True
             spawn.unread(build, seen)
             # Start-up cost: the install step and the build display (~35 ms, measured) load only

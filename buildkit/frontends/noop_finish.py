@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from buildkit._util.interpreter import default_build_dir
 from buildkit.builder.build_output import StepResult, print_summary, run_step
 from buildkit.builder.install.step import PackageTreeInstall
 from buildkit.builder.ninja_status import outputs_since, writes_only_its_outputs
@@ -73,8 +72,8 @@ def _still_valid(scans: dict[ScanKey, dict[str, Stamp]], result: StepResult, bui
 
 def record(project: Project, register: bool) -> None:
     """After a successful develop/build of ``project``: what a no-op depends on."""
-    if project.build_dir != Path(os.path.realpath(default_build_dir(str(project.root)))) or not project.built:
-        return  # another build folder: the no-op goes through the full command
+    if not project.built:
+        return
     build_dir = project.build_dir
     files, build = _cmake_build(project) if project.settings.cmake else ([], NO_BUILD)
     # The build folder's records, less the install's own (which the install step checks
@@ -87,8 +86,8 @@ def record(project: Project, register: bool) -> None:
     files += noop_record.buildkit_files()
     files = list(dict.fromkeys(files))
     root = str(project.root)
-    noop_record.write_record(root, {"files": files, "inputs": noop_record.inputs(root, register, files),
-                                    "build_dir": str(build_dir), **build})
+    noop_record.write_record(str(build_dir), {"files": files, "inputs": noop_record.inputs(root, register, files),
+                                              "build_dir": str(build_dir), **build})
 
 
 # A project without a CMake part (`cmake = false`): no build command, which the first stage

@@ -12,7 +12,7 @@ import os
 import sys
 
 from buildkit._util import marshal_file
-from buildkit._util.interpreter import default_build_dir
+from buildkit._util.switches import REBUILDING_FOR_IMPORT
 from buildkit.builder.build_state import BUILD_NINJA, CMAKE_CACHE, NOOP_RECORD, state_path
 
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op develop goes without
@@ -25,13 +25,18 @@ except ImportError:  # pragma: no cover - interpreters without it
     from hashlib import blake2b
 
 HEADER = marshal_file.header("no-op record 2")
-# Variables a shell changes between commands without changing what a build does.
-VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID"})
+# Variables a shell changes between commands without changing what a build does, and the
+# mark an editable install's rebuild on import gives its build (buildkit/editable_rebuild.py).
+VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID",
+                      REBUILDING_FOR_IMPORT})
 # The environment and import path this process started with, taken when the no-op's modules
 # load: a develop that runs setuptools in-process gets `PLAT` set and setuptools' vendored
 # folder on sys.path, which the next command starts without (its record must not differ there).
+# sys.path[0] is the script's folder or the working directory: `buildkit` and `python -m
+# buildkit` differ there, and neither holds installed packages; `python -P` (the rebuild on
+# import's build process) puts neither there.
 _STARTING_ENVIRONMENT = dict(os.environ)
-_STARTING_PATH = tuple(sys.path[1:])
+_STARTING_PATH = tuple(sys.path if sys.flags.safe_path else sys.path[1:])
 # What the first stage needs from a record, with its type.
 FIELDS = {"files": list, "inputs": dict, "build_dir": str, "build_command": list, "jobs": int,
           "install_prefix": str, "cmake": str, "build_type": str, "install_summary": str}
@@ -63,8 +68,6 @@ def _fixed_files(root: str) -> list[str]:
     HEAD (the version may come from it), the import path's folders (an installed or removed
     package changes the build environment's CMake packages)."""
     own = [os.path.join(root, name) for name in ("pyproject.toml", "setup.py", "setup.cfg")]
-    # sys.path[0] is the script's folder or the working directory: `buildkit` and
-    # `python -m buildkit` differ there, and neither holds installed packages.
     return [*own, *_git_files(root), *(p for p in _STARTING_PATH if p and os.path.isdir(p))]
 
 
@@ -91,23 +94,25 @@ def inputs(root: str, register: bool, files: list[str]) -> dict[str, Any]:
             "environment": _environment(), "files": {path: stat_of(path) for path in every}}
 
 
-def record_path(root: str) -> str:
-    """Where the record lies: in the default build folder of this interpreter, the only
-    one the no-op serves (another ``build-dir`` is known only once the settings are read)."""
-    return state_path(default_build_dir(root), NOOP_RECORD)
+def record_path(build_dir: str) -> str:
+    """Where the record of a build in ``build_dir`` lies.  The no-op develop reads the
+    default build folder's (:func:`buildkit._util.interpreter.default_build_dir`: another
+    ``build-dir`` is known only once the settings are read); an editable install's rebuild
+    on import, the one its install recorded."""
+    return state_path(build_dir, NOOP_RECORD)
 
 
-def read_record(root: str) -> dict[str, Any] | None:
-    """The record of the last develop/build in ``root``; None when missing, of another
+def read_record(build_dir: str) -> dict[str, Any] | None:
+    """The record of the last develop/build in ``build_dir``; None when missing, of another
     interpreter, or not one."""
-    record = marshal_file.read(record_path(root), HEADER)
+    record = marshal_file.read(record_path(build_dir), HEADER)
     if record is None or any(not isinstance(record.get(key), kind) for key, kind in FIELDS.items()):
         return None
     return record
 
 
-def write_record(root: str, record: dict[str, Any]) -> None:
-    marshal_file.write(record_path(root), HEADER, record)
+def write_record(build_dir: str, record: dict[str, Any]) -> None:
+    marshal_file.write(record_path(build_dir), HEADER, record)
 
 
 def regenerated(record: dict[str, Any]) -> bool:

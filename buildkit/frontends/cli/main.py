@@ -37,10 +37,10 @@ DELEGATED: dict[str, tuple[str, str]] = {
 }
 
 
-def _invocation(args: argparse.Namespace) -> Invocation:
+def _invocation(command: str) -> Invocation:
     """A subcommand's invocation: develop and build build in place; no config settings on a
     command line (the environment and [tool.buildkit] carry the options)."""
-    return Invocation((args.command,), builds=args.command in ("develop", "build"))
+    return Invocation((command,), builds=command in ("develop", "build"))
 
 
 def _project_arg(parser: argparse.ArgumentParser) -> None:
@@ -49,24 +49,29 @@ def _project_arg(parser: argparse.ArgumentParser) -> None:
 
 @exit_on_error
 def _develop(args: argparse.Namespace) -> int:
-    _record_for_no_op(develop(args.path.resolve(), _invocation(args), register=True), register=True)
+    build_in_place(args.path, register=True)
     return 0
 
 
 @exit_on_error
 def _build(args: argparse.Namespace) -> int:
-    _record_for_no_op(develop(args.path.resolve(), _invocation(args), register=False), register=False)
+    build_in_place(args.path, register=False)
     return 0
 
 
-def _record_for_no_op(project: Project, register: bool) -> None:
+def build_in_place(root: Path, register: bool) -> Project:
+    """The whole ``buildkit develop`` (``register``) or ``buildkit build`` of ``root``, and the
+    record its next no-op reads."""
+    command = "develop" if register else "build"
+    project = develop(root.resolve(), _invocation(command), register=register)
     if not project.stopped_after_configure:
         noop_finish.record(project, register)
+    return project
 
 
 @exit_on_error
 def _options(args: argparse.Namespace) -> int:
-    project = Project.load(args.path.resolve(), invocation=_invocation(args))
+    project = Project.load(args.path.resolve(), invocation=_invocation(args.command))
     console.console().print(project.options)
     return 0
 

@@ -13,6 +13,7 @@ from buildkit.frontends.setuptools.commands.build_py import BuildPy
 from buildkit.frontends.setuptools.commands.build_scripts import BuildScripts
 from buildkit.frontends.setuptools.commands.clean import Clean
 from buildkit.frontends.setuptools.commands.develop import Develop
+from buildkit.frontends.setuptools.commands.editable_wheel import EditableWheel
 from buildkit.frontends.setuptools.commands.egg_info import EggInfo
 from buildkit.frontends.setuptools.commands.install import Install
 from buildkit.frontends.setuptools.commands.sdist import Sdist
@@ -24,6 +25,7 @@ def cmdclass() -> dict[str, type]:
         "build_py": BuildPy,
         "build_scripts": BuildScripts,
         "develop": Develop,
+        "editable_wheel": EditableWheel,
         "egg_info": EggInfo,
         "clean": Clean,
         "install": Install,

@@ -15,6 +15,7 @@ from setuptools import Command
 
 from buildkit._util import console
 from buildkit.frontends import develop_state, editable
+from buildkit.frontends.setuptools.commands.editable_wheel import rebuild_hook
 from buildkit.frontends.setuptools.distribution import project_of
 
 
@@ -35,7 +36,7 @@ class Develop(Command):
 
     def run(self) -> None:
         project = project_of(self.distribution)
-        spec = editable.spec_from_distribution(self.distribution, project.root)
+        spec = editable.spec_from_distribution(self.distribution, project.root, rebuild_hook(project))
         if self.uninstall:
             info = editable.find_installed(spec.normalized, editable.site_packages())
             if info is not None:

@@ -229,3 +229,23 @@ def test_an_unchanged_import_is_answered_by_the_no_op_in_any_build_folder(test_p
     answer, printed = developed.imported(**reported)
     assert answer == 5 and "| buildkit.frontends.noop_develop" in printed, printed
     assert "| buildkit.project" not in printed and "compiling" not in printed
+
+
+def test_an_isolated_install_says_what_it_needs_to_rebuild(test_package: Callable[..., Path], wheelhouse: Path,
+                                                          tmp_path: Path) -> None:
+    """pip's default, build isolation: buildkit was in the build's own environment, which is
+    gone.  The import says so and what to do; switched off, the last build is imported; with
+    setuptools-buildkit installed, the import rebuilds."""
+    project = test_package("rebuild_on_import")
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    pip_into(python, wheelhouse, "install", "-q", "--no-deps", "-e", project)
+    isolated = Installed(project, python, wheelhouse, tmp_path)
+    printed = " ".join(isolated.failed_import().split())
+    assert (f"ImportError: {NAME} is an editable install that rebuilds on import (editable-rebuild), but this "
+            f"Python ({python}) cannot import buildkit") in printed, printed
+    assert f"`{python} -m pip install setuptools-buildkit`" in printed and "BUILDKIT_EDITABLE_REBUILD=0" in printed
+    assert isolated.imported(BUILDKIT_EDITABLE_REBUILD=" Off ") == (1, "")
+
+    pip_into(python, wheelhouse, "install", "-q", "setuptools-buildkit")
+    isolated.edit("7")
+    assert isolated.imported()[0] == 7

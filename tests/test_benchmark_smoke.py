@@ -5,7 +5,8 @@ figures not judged (docs/benchmarks.md has the real runs).
 rebuild.py: 6 generated C++ files, 3 runs per row, without the scikit-build-core rows
 (they need the package index).  scale.py: 20 translation units, 50 headers, 1 MB of
 package data, buildkit from the run's wheelhouse; its scikit-build-core rows come from
-the corpus cache and are skipped when that cannot be filled."""
+the corpus cache and are skipped when that cannot be filled.  import_rebuild.py: the
+rebuild-on-import test package installed twice, 3 runs per row."""
 
 from __future__ import annotations
 
@@ -58,3 +59,14 @@ def test_cold_build_benchmark_smoke(wheelhouse):
     assert "median of 1 runs per side" in out, out
     assert "  simplest_c: pip install ." in out, out
     assert " PASS" not in out and " FAIL" not in out, out  # one run is not judged
+
+
+def test_import_rebuild_benchmark_smoke():
+    out = run([sys.executable, REPO / "benchmarks" / "import_rebuild.py", "--smoke"], env=clean_env(),
+              timeout=600).stdout
+    assert "median of 3 runs" in out, out
+    for row in ("floor: python -c pass", "import, without the setting", "import, editable-rebuild, nothing changed",
+                "import, editable-rebuild, BUILDKIT_EDITABLE_REBUILD=0", "touch one .cpp: import, editable-rebuild",
+                "touch one .cpp: buildkit build, then import, without the setting"):
+        assert f"  {row}" in out, row
+    assert "editable-rebuild, nothing changed: + " in out and "target:" not in out, out  # the smoke run is not judged

@@ -23,7 +23,7 @@ from buildkit.frontends import editable
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import run
-from buildkit_testing.venvs import make_venv, pip_into, site_packages, venv_env
+from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, pip_into, site_packages, venv_env
 
 pytestmark = pytest.mark.slow
 
@@ -75,7 +75,7 @@ class Installed:
 def installed(test_package: Callable[..., Path], wheelhouse: Path, tmp_path_factory) -> Installed:
     project = test_package("rebuild_on_import")
     python = make_venv(tmp_path_factory.mktemp("rebuild-venv") / "venv", with_pip=False)
-    pip_into(python, wheelhouse, "install", "-q", "setuptools-buildkit", "setuptools", "wheel")
+    pip_into(python, wheelhouse, "install", "-q", *BUILDKIT_WITH_TOOLS, "setuptools", "wheel")
     pip_into(python, wheelhouse, "install", "-q", "--no-build-isolation", "--no-deps", "-e", project)
     assert (site_packages(python) / f"{HOOK}.pth").is_file()
     return Installed(project, python, wheelhouse, tmp_path_factory.mktemp("elsewhere"))
@@ -214,21 +214,28 @@ def test_buildkit_develop_registers_the_hook_and_the_setting_removes_it(test_pac
 def test_an_unchanged_import_is_answered_by_the_no_op_in_any_build_folder(test_package: Callable[..., Path],
                                                                          overlay_python: Path, tmp_path: Path) -> None:
     """With a `build-dir` of the project's own, too, an import with nothing changed is the
-    no-op `buildkit build` (the child never loads the project: Python's own import report
-    of the child, on the import's stderr, names no `buildkit.project`)."""
+    no-op `buildkit build`: Python's own import report of the child, on the import's stderr,
+    names no `buildkit.project`.  After one full check of the tree, its first stage answers
+    alone: the version.py the develop generated beside the installed module, after the install,
+    does not send every later no-op to the second stage."""
     project = test_package("rebuild_on_import")
     pyproject = project / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace("[tool.buildkit]\n", '[tool.buildkit]\nbuild-dir = "out"\n'))
     developed = Installed(project, overlay_python, tmp_path, tmp_path)
     run([overlay_python, "-m", "buildkit", "develop", project], cwd=tmp_path, env=venv_env(overlay_python, tmp_path))
     assert (project / "out" / ".ninja_log").is_file()
-    developed.edit("5")
     reported = {"PYTHONPROFILEIMPORTTIME": "1"}
+    developed.imported(**reported)  # the environment changed: the whole command, once
     answer, printed = developed.imported(**reported)
-    assert answer == 5 and "answer.cpp" in (project / "out" / ".ninja_log").read_text()
-    answer, printed = developed.imported(**reported)
-    assert answer == 5 and "| buildkit.frontends.noop_develop" in printed, printed
+    assert answer == 1 and "| buildkit.frontends.noop_develop" in printed, printed
     assert "| buildkit.project" not in printed and "compiling" not in printed
+    answer, printed = developed.imported(**reported)
+    assert answer == 1 and "| buildkit.frontends.noop_develop" in printed
+    assert "| buildkit.frontends.noop_finish" not in printed, printed
+
+    developed.edit("5")
+    assert developed.imported(**reported)[0] == 5
+    assert "answer.cpp" in (project / "out" / ".ninja_log").read_text()
 
 
 def test_an_isolated_install_says_what_it_needs_to_rebuild(test_package: Callable[..., Path], wheelhouse: Path,
@@ -246,6 +253,6 @@ def test_an_isolated_install_says_what_it_needs_to_rebuild(test_package: Callabl
     assert f"`{python} -m pip install setuptools-buildkit`" in printed and "BUILDKIT_EDITABLE_REBUILD=0" in printed
     assert isolated.imported(BUILDKIT_EDITABLE_REBUILD=" Off ") == (1, "")
 
-    pip_into(python, wheelhouse, "install", "-q", "setuptools-buildkit")
+    pip_into(python, wheelhouse, "install", "-q", *BUILDKIT_WITH_TOOLS)
     isolated.edit("7")
     assert isolated.imported()[0] == 7

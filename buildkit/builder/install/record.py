@@ -225,6 +225,10 @@ class InstallRecord:
         mtime_ns: int = recorded[1]
         return mtime_ns >= self.written_ns - install_summary.RACY_SLACK_NS
 
+    def newest_moved(self, now: dict[str, list[int]]) -> int:
+        """The newest mtime, in ``now``, of a folder whose times are not the recorded ones (0: none)."""
+        return max((times[0] for folder, times in now.items() if self.folders.get(folder) != times), default=0)
+
     def touched_folders(self, now: dict[str, list[int]] | None = None) -> set[str]:
         """Installed folders whose content may have changed since the install (an installed
         file deleted or replaced by hand): their files are checked one by one.  ``now``:

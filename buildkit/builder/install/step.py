@@ -125,9 +125,12 @@ class PackageTreeInstall:
         if check.unfinished:
             console.info("the last install into this prefix did not finish: installing every rule again")
         if check.current:
-            if plan.racy_ns and plan.racy_ns < time.time_ns() - install_summary.RACY_SLACK_NS:
-                verified_path(self.record_path).touch()  # what was racy is verified and now old
-            self._summarize(check, check.record, {})
+            # What was racy, and the files of a folder whose time moved (a version.py generated
+            # beside a module installed into the package), were checked: once old, both are trusted.
+            moved = record.newest_moved(plan.folder_times) if record else 0
+            if (plan.racy_ns or moved) and max(plan.racy_ns, moved) < time.time_ns() - install_summary.RACY_SLACK_NS:
+                verified_path(self.record_path).touch()
+            self._summarize(check, record, {}, folders=plan.folder_times)
             return None
         for reason in plan.reasons:
             console.detail(f"install: {reason}")
@@ -327,10 +330,12 @@ class PackageTreeInstall:
         install_record.save(self.record_path, new)
         self.pending.unlink(missing_ok=True)
 
-    def _summarize(self, check: InstallCheck, record: InstallRecord | None, copied: dict[str, Fingerprint]) -> None:
+    def _summarize(self, check: InstallCheck, record: InstallRecord | None, copied: dict[str, Fingerprint],
+                   folders: dict[str, list[int]] | None = None) -> None:
         """What the no-op develop's first stage compares (:mod:`buildkit.builder.install.summary`):
         the tree as this check found it, with the sources this install ``copied`` as they were
-        when copied (the record holds the same, without its trees being expanded)."""
+        when copied (the record holds the same, without its trees being expanded), and the
+        installed folders' times: the record's, or ``folders`` as a check read them."""
         if check.scripts is None or record is None:
             return
         trees: list[tuple[list[str], bool, dict[str, Fingerprint]]] = []
@@ -352,7 +357,7 @@ class PackageTreeInstall:
         install_summary.save(str(self.summary_path), record_path=str(self.record_path),
                              verified_path=str(verified_path(self.record_path)), pending_path=str(self.pending),
                              scripts=[str(script) for script in check.scripts.scripts], inputs=inputs,
-                             trees=trees, folders=record.folders)
+                             trees=trees, folders=record.folders if folders is None else folders)
 
     def _install_everything(self, reason: str) -> StepResult:
         console.warn(f"{reason}; installing with a whole `cmake --install` each time, which copies every file.")

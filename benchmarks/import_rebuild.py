@@ -2,9 +2,11 @@
 
 Two copies of tests/packages/rebuild_on_import (one C++ extension module of two files),
 one with the setting and one without, each installed with ``pip install
---no-build-isolation -e .`` into a venv of its own; then ``python -c "import rebuildme"``
-from an unrelated folder, the two installs taking turns run by run, and the medians,
-their difference and their ratio, all measured in this one run:
+--no-build-isolation -e .`` into a venv of its own holding buildkit from a local
+wheelhouse (this checkout's wheel: ``--wheelhouse``, or one made here), as a user's
+would; then ``python -c "import rebuildme"`` from an unrelated folder, the two installs
+taking turns run by run, and the medians, their difference and their ratio, all measured
+in this one run:
 
     python benchmarks/import_rebuild.py            # 15 runs per row
     python benchmarks/import_rebuild.py --smoke    # 3 runs: a quick check for CI, not judged
@@ -30,7 +32,7 @@ from pathlib import Path
 
 from buildkit_testing.projects import copy_test_package
 from buildkit_testing.timing import timed
-from buildkit_testing.venvs import overlay_venv
+from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, make_wheelhouse, pip_into, venv_env
 
 TARGET_S = 0.15
 IMPORT = ["-c", "import rebuildme"]
@@ -46,9 +48,10 @@ def taking_turns(rows: dict[str, Callable[[], float]], runs: int) -> dict[str, f
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def installed(work: Path, name: str, rebuild: bool, env: dict[str, str]) -> tuple[str, Path]:
-    """A copy of the project, with or without the setting, installed editable in a venv of
-    its own that sees this interpreter's packages (buildkit, setuptools, cmake, ninja)."""
+def installed(work: Path, wheelhouse: Path, name: str, rebuild: bool) -> tuple[str, Path, dict[str, str]]:
+    """A copy of the project, with or without the setting, installed editable into a venv of
+    its own; its python, the copy and the environment to run it in (the activated venv, no
+    compiler cache, bytecode cached as in a user's shell)."""
     project = copy_test_package("rebuild_on_import", work / name / "rebuild_on_import")
     pyproject = project / "pyproject.toml"
     setting = "editable-rebuild = true\n"
@@ -56,10 +59,13 @@ def installed(work: Path, name: str, rebuild: bool, env: dict[str, str]) -> tupl
     assert setting in text, "the test package no longer turns the setting on"
     if not rebuild:
         pyproject.write_text(text.replace(setting, ""))
-    python = str(overlay_venv(work / name / "venv"))
-    timed([python, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "-e", str(project)], work, env)
-    timed([python, *IMPORT], work, env)  # the first import after the install: its own full check
-    return python, project
+    python = make_venv(work / name / "venv", with_pip=False)
+    pip_into(python, wheelhouse, "install", "-q", *BUILDKIT_WITH_TOOLS, "setuptools", "wheel")
+    pip_into(python, wheelhouse, "install", "-q", "--no-build-isolation", "--no-deps", "-e", project)
+    env = {k: v for k, v in venv_env(python, wheelhouse, CI="true", BUILDKIT_COMPILER_LAUNCHER="none").items()
+           if k != "PYTHONDONTWRITEBYTECODE"}
+    timed([str(python), *IMPORT], work, env)  # the first import after the install: its own full check
+    return str(python), project, env
 
 
 def touched(path: Path, then: Callable[[], float]) -> Callable[[], float]:
@@ -74,22 +80,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--smoke", action="store_true", help="3 runs, nothing judged (for CI)")
+    parser.add_argument("--wheelhouse", type=Path, help="a wheelhouse holding this checkout's buildkit wheel")
     parser.add_argument("--keep", action="store_true", help="keep the projects and venvs")
     args = parser.parse_args(argv)
     if args.smoke:
         args.runs = 3
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("BUILD_", "USE_", "CMAKE_", "MAX_JOBS", "BUILDKIT_", "VERBOSE", "PIP_"))}
-    env.update(CI="true", BUILDKIT_COMPILER_LAUNCHER="none")  # the compiler, not a cache, for the touch rows
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's shell caches bytecode
     work = Path(tempfile.mkdtemp(prefix="buildkit-import-bench-"))
     try:
-        with_python, with_project = installed(work, "with", rebuild=True, env=env)
-        without_python, without_project = installed(work, "without", rebuild=False, env=env)
+        wheelhouse = args.wheelhouse or make_wheelhouse(work / "wheelhouse")
+        with_python, with_project, env = installed(work, wheelhouse, "with", rebuild=True)
+        without_python, without_project, without_env = installed(work, wheelhouse, "without", rebuild=False)
         off = {**env, "BUILDKIT_EDITABLE_REBUILD": "0"}
         quiet = taking_turns({
             "floor: python -c pass": lambda: timed([with_python, "-c", "pass"], work, env),
-            "import, without the setting": lambda: timed([without_python, *IMPORT], work, env),
+            "import, without the setting": lambda: timed([without_python, *IMPORT], work, without_env),
             "import, editable-rebuild, nothing changed": lambda: timed([with_python, *IMPORT], work, env),
             "import, editable-rebuild, BUILDKIT_EDITABLE_REBUILD=0": lambda: timed([with_python, *IMPORT], work, off),
         }, args.runs)
@@ -98,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                 with_project / "csrc" / "answer.cpp", lambda: timed([with_python, *IMPORT], work, env)),
             "touch one .cpp: buildkit build, then import, without the setting": touched(
                 without_project / "csrc" / "answer.cpp",
-                lambda: timed([without_python, "-m", "buildkit", "build", str(without_project)], work, env)
-                + timed([without_python, *IMPORT], work, env)),
+                lambda: timed([without_python, "-m", "buildkit", "build", str(without_project)], work, without_env)
+                + timed([without_python, *IMPORT], work, without_env)),
         }, max(3, args.runs // 3))
         report({**quiet, **edited}, args)
     finally:

@@ -6,7 +6,8 @@ rebuild.py: 6 generated C++ files, 3 runs per row, without the scikit-build-core
 (they need the package index).  scale.py: 20 translation units, 50 headers, 1 MB of
 package data, buildkit from the run's wheelhouse; its scikit-build-core rows come from
 the corpus cache and are skipped when that cannot be filled.  import_rebuild.py: the
-rebuild-on-import test package installed twice, 3 runs per row."""
+rebuild-on-import test package installed twice, buildkit from the run's wheelhouse, 3 runs
+per row."""
 
 from __future__ import annotations
 
@@ -61,9 +62,9 @@ def test_cold_build_benchmark_smoke(wheelhouse):
     assert " PASS" not in out and " FAIL" not in out, out  # one run is not judged
 
 
-def test_import_rebuild_benchmark_smoke():
-    out = run([sys.executable, REPO / "benchmarks" / "import_rebuild.py", "--smoke"], env=clean_env(),
-              timeout=600).stdout
+def test_import_rebuild_benchmark_smoke(wheelhouse):
+    out = run([sys.executable, REPO / "benchmarks" / "import_rebuild.py", "--smoke", "--wheelhouse", wheelhouse],
+              env=clean_env(), timeout=600).stdout
     assert "median of 3 runs" in out, out
     for row in ("floor: python -c pass", "import, without the setting", "import, editable-rebuild, nothing changed",
                 "import, editable-rebuild, BUILDKIT_EDITABLE_REBUILD=0", "touch one .cpp: import, editable-rebuild",

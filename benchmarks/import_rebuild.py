@@ -31,21 +31,22 @@ from collections.abc import Callable
 from pathlib import Path
 
 from buildkit_testing.projects import copy_test_package
-from buildkit_testing.timing import timed
+from buildkit_testing.timing import measured, timed
 from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, make_wheelhouse, pip_into, venv_env
 
 TARGET_S = 0.15
 IMPORT = ["-c", "import rebuildme"]
 
 
-def taking_turns(rows: dict[str, Callable[[], float]], runs: int) -> dict[str, float]:
-    """Each row's median, the rows run one after the other in each round (a machine that
-    slows down or speeds up during the run does so for all of them)."""
-    samples: dict[str, list[float]] = {name: [] for name in rows}
+def taking_turns(rows: dict[str, Callable[[], tuple[float, float]]], runs: int) -> dict[str, tuple[float, float]]:
+    """Each row's median wall and CPU times, the rows run one after the other in each round (a
+    machine that slows down or speeds up during the run does so for all of them)."""
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in rows}
     for _ in range(runs):
         for name, measure in rows.items():
             samples[name].append(measure())
-    return {name: statistics.median(values) for name, values in samples.items()}
+    return {name: (statistics.median(wall for wall, _ in values), statistics.median(cpu for _, cpu in values))
+            for name, values in samples.items()}
 
 
 def installed(work: Path, wheelhouse: Path, name: str, rebuild: bool) -> tuple[str, Path, dict[str, str]]:
@@ -68,12 +69,17 @@ def installed(work: Path, wheelhouse: Path, name: str, rebuild: bool) -> tuple[s
     return str(python), project, env
 
 
-def touched(path: Path, then: Callable[[], float]) -> Callable[[], float]:
-    def measure() -> float:
+def touched(path: Path, then: Callable[[], tuple[float, float]]) -> Callable[[], tuple[float, float]]:
+    def measure() -> tuple[float, float]:
         with path.open("a") as handle:  # a real content change: ninja compares timestamps
             handle.write("\n")
         return then()
     return measure
+
+
+def one_after_the_other(*steps: Callable[[], tuple[float, float]]) -> tuple[float, float]:
+    times = [step() for step in steps]
+    return sum(wall for wall, _ in times), sum(cpu for _, cpu in times)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,18 +98,20 @@ def main(argv: list[str] | None = None) -> int:
         without_python, without_project, without_env = installed(work, wheelhouse, "without", rebuild=False)
         off = {**env, "BUILDKIT_EDITABLE_REBUILD": "0"}
         quiet = taking_turns({
-            "floor: python -c pass": lambda: timed([with_python, "-c", "pass"], work, env),
-            "import, without the setting": lambda: timed([without_python, *IMPORT], work, without_env),
-            "import, editable-rebuild, nothing changed": lambda: timed([with_python, *IMPORT], work, env),
-            "import, editable-rebuild, BUILDKIT_EDITABLE_REBUILD=0": lambda: timed([with_python, *IMPORT], work, off),
+            "floor: python -c pass": lambda: measured([with_python, "-c", "pass"], work, env),
+            "import, without the setting": lambda: measured([without_python, *IMPORT], work, without_env),
+            "import, editable-rebuild, nothing changed": lambda: measured([with_python, *IMPORT], work, env),
+            "import, editable-rebuild, BUILDKIT_EDITABLE_REBUILD=0": lambda: measured([with_python, *IMPORT], work,
+                                                                                      off),
         }, args.runs)
         edited = taking_turns({
             "touch one .cpp: import, editable-rebuild": touched(
-                with_project / "csrc" / "answer.cpp", lambda: timed([with_python, *IMPORT], work, env)),
+                with_project / "csrc" / "answer.cpp", lambda: measured([with_python, *IMPORT], work, env)),
             "touch one .cpp: buildkit build, then import, without the setting": touched(
-                without_project / "csrc" / "answer.cpp",
-                lambda: timed([without_python, "-m", "buildkit", "build", str(without_project)], work, without_env)
-                + timed([without_python, *IMPORT], work, without_env)),
+                without_project / "csrc" / "answer.cpp", lambda: one_after_the_other(
+                    lambda: measured([without_python, "-m", "buildkit", "build", str(without_project)], work,
+                                     without_env),
+                    lambda: measured([without_python, *IMPORT], work, without_env))),
         }, max(3, args.runs // 3))
         report({**quiet, **edited}, args)
     finally:
@@ -112,18 +120,21 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def report(rows: dict[str, float], args: argparse.Namespace) -> None:
+def report(rows: dict[str, tuple[float, float]], args: argparse.Namespace) -> None:
     print(f"\nbenchmarks/import_rebuild.py: median of {args.runs} runs ({max(3, args.runs // 3)} for the touch "
-          f"rows), Python {sys.version.split()[0]}, {os.cpu_count()} cores\n")
+          f"rows), Python {sys.version.split()[0]}, {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.2f} at the end\n")
     width = max(len(name) for name in rows)
-    for name, seconds in rows.items():
-        print(f"  {name:<{width}}  {seconds:8.3f} s")
-    without = rows["import, without the setting"]
-    added = rows["import, editable-rebuild, nothing changed"] - without
+    print(f"  {'':<{width}}      wall       CPU")
+    for name, (wall, cpu) in rows.items():
+        print(f"  {name:<{width}}  {wall:7.3f} s  {cpu:6.3f} s")
+    without_wall, without_cpu = rows["import, without the setting"]
+    with_wall, with_cpu = rows["import, editable-rebuild, nothing changed"]
+    off_wall, _ = rows["import, editable-rebuild, BUILDKIT_EDITABLE_REBUILD=0"]
+    added = with_wall - without_wall
     print(f"\n  editable-rebuild, nothing changed: + {added:.3f} s over the import without it "
-          f"({rows['import, editable-rebuild, nothing changed'] / without:.2f} x)")
-    print(f"  the hook alone (BUILDKIT_EDITABLE_REBUILD=0): "
-          f"+ {rows['import, editable-rebuild, BUILDKIT_EDITABLE_REBUILD=0'] - without:.3f} s")
+          f"({with_wall / without_wall:.2f} x); CPU + {with_cpu - without_cpu:.3f} s")
+    print(f"  the hook alone (BUILDKIT_EDITABLE_REBUILD=0): + {off_wall - without_wall:.3f} s")
     if not args.smoke:
         print(f"\n  target: + at most {TARGET_S} s   {'yes' if added <= TARGET_S else 'NO'}")
 

@@ -1,8 +1,10 @@
-"""Timing a command for the benchmarks: its wall time, a failure stopping the benchmark; the
-median over runs, and the edit made before each (rebuild.py, scale.py, torch_extension.py)."""
+"""Timing a command for the benchmarks: its wall time (and the CPU time it and the processes
+it waited for used), a failure stopping the benchmark; the median over runs, and the edit
+made before each (rebuild.py, scale.py, torch_extension.py, import_rebuild.py)."""
 
 from __future__ import annotations
 
+import resource
 import statistics
 import subprocess
 import time
@@ -10,15 +12,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:
-    """The wall time of ``command``; a failed run ends the benchmark with its output's tail."""
+def measured(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(wall time, CPU time) of ``command``: the CPU time, user and system, of the command and
+    every process it waited for, which a machine busy with other work changes less than the
+    wall time.  A failed run ends the benchmark with its output's tail."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             check=False)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0:
         raise SystemExit(f"benchmark command failed: {' '.join(command)}\n{result.stderr[-3000:]}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:
+    """The wall time of ``command`` (see :func:`measured`)."""
+    return measured(command, cwd, env)[0]
 
 
 def median(command: list[str], cwd: Path, env: dict[str, str], runs: int,

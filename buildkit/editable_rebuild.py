@@ -112,8 +112,11 @@ def _run_child(root: str, build_dir: str, name: str, shown: bool) -> tuple[int, 
     command = [sys.executable, "-P", "-m", CHILD, root, build_dir, name, str(REPORT_FD)]
     try:
         pid = os.posix_spawn(sys.executable, command, env, file_actions=actions)
-    except BaseException:
+    except BaseException as error:
         os.close(read_end)
+        if isinstance(error, OSError):
+            raise RebuildOnImportError(f"{name} cannot be rebuilt before its import (editable-rebuild): "
+                                       f"{sys.executable} did not start ({error}).", name=name) from None
         raise
     finally:
         os.close(write_end)

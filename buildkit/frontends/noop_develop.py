@@ -82,13 +82,19 @@ def answer_setup_py(argv: list[str]) -> bool:
     return reporting_errors(lambda: run_if_current(root, register=True))
 
 
-def run_if_current(root: str, register: bool, build_dir: str | None = None) -> bool:
+def run_if_current(root: str, register: bool, build_dir: str | None = None, *, for_import: bool = False) -> bool:
     """Build and install when nothing but sources changed since the recorded run; True when
     that was the whole command.  False hands over to the full command: an input changed,
     CMake regenerated the build, or the install changed which files are installed (the
     editable registration and the stub may depend on that).  ``build_dir``: where the
     record is, when known (an editable install's rebuild on import); else the default
-    build folder's."""
+    build folder's.
+
+    ``for_import``: asked in a program that imports the project (``buildkit/editable_rebuild.py``),
+    this stage alone answers, silently: True when there was nothing to build or install; at
+    anything else ninja is stopped at its first edge and False hands over to the import's
+    build process.  The import path there is the program's, which may hold more than a
+    command's (pytest's folders): the folders recorded are compared, not those on it."""
     started = time.perf_counter()
     record = read_record(build_dir or default_build_dir(root))
     if record is None:
@@ -96,7 +102,10 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None) -> b
     # A develop's record serves a build too (the same inputs, and the registration besides):
     # `buildkit develop`, then an editable install's rebuild on import, stays a no-op.
     recorded = record["inputs"]
-    if recorded != inputs(root, register or recorded.get("register") is True, record["files"]):
+    registered = register or recorded.get("register") is True
+    now = inputs(root, registered, list(recorded["files"]), fixed=()) if for_import else \
+        inputs(root, registered, record["files"])
+    if recorded != now:
         return False
     if held_here(record["build_dir"]):
         return False  # `buildkit develop` runs setup.py in-process, holding the lock: it decides
@@ -119,8 +128,11 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None) -> b
             if not working and build.wait() == 0 and current and not regenerated(record):
                 output.close()
                 _write_logs(record, seen)
-                console.up_to_date(time.perf_counter() - started)
+                if not for_import:
+                    console.up_to_date(time.perf_counter() - started)
                 return True
+            if for_import:
+                return False  # ninja is stopped below, its edge's output removed by ninja
             spawn.unread(build, seen)
             # Start-up cost: the install step and the build display (~35 ms, measured) load only
             # when ninja has work, failed, or the package tree may have changed.
@@ -128,7 +140,7 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None) -> b
 
             return noop_finish.finish(record, build, build_started, scans, log_before)
         finally:
-            if build.poll() is None:  # an error before ninja was waited for: don't leave it behind
+            if build.poll() is None:  # an error or a handover before ninja was waited for: don't leave it behind
                 build.terminate()
                 build.wait()
 

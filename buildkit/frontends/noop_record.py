@@ -17,6 +17,7 @@ from buildkit.builder.build_state import BUILD_NINJA, CMAKE_CACHE, NOOP_RECORD, 
 
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op develop goes without
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 try:  # built into CPython; hashlib would load OpenSSL's library for the same digest (~4 ms, measured)
@@ -86,10 +87,11 @@ def _environment() -> str:
     return blake2b("\0".join(items).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def inputs(root: str, register: bool, files: list[str]) -> dict[str, Any]:
+def inputs(root: str, register: bool, files: list[str], fixed: Sequence[str] | None = None) -> dict[str, Any]:
     """What the no-op depends on now: ``files`` are the recorded run's own (its build
-    folder's records, tools, package folder, buildkit's modules)."""
-    every = [*_fixed_files(root), *files]
+    folder's records, tools, package folder, buildkit's modules), ``fixed`` those of every
+    run (by default its configuration files, git's HEAD and the import path's folders)."""
+    every = [*(_fixed_files(root) if fixed is None else fixed), *files]
     return {"register": register, "python": sys.executable, "prefix": sys.prefix,
             "environment": _environment(), "files": {path: stat_of(path) for path in every}}
 

@@ -3,23 +3,24 @@
 With ``editable-rebuild = true``, an editable install (``pip install -e .``, ``buildkit
 develop``) carries a small hook in site-packages (``templates/editable_rebuild.py.in``, started
 by a ``.pth`` file).  At the first import of one of the project's top-level names in a
-process, it calls :func:`rebuild` before the import goes on.  That runs ``python -P -m
-buildkit.frontends.cli.import_rebuild`` for the project: the no-op ``buildkit build``
-(:mod:`buildkit.frontends.noop_develop`: its record checked, ninja, the install step's check),
-or the whole ``buildkit build`` when more than sources changed.  The child prints nothing when
-nothing was built and its progress when it builds; a failure's first error comes back on a
-pipe and stops the import (:class:`RebuildOnImportError`).
+process, it calls :func:`rebuild` before the import goes on, which asks the no-op develop's
+first stage (:mod:`buildkit.frontends.noop_develop`: its record, a ninja no-op, the install
+step's summary) in this process.  Nothing to build or install: that is all, and nothing is
+printed.  Anything else (work for ninja, a changed input, no record yet) is left to a process
+of its own, ``python -P -m buildkit.frontends.cli.import_rebuild``: ``buildkit build`` for the
+project, the no-op first and the whole command when more than sources changed, under the
+build folder's lock.  It prints its progress when it builds, and a failure's first error
+comes back on a pipe and stops the import (:class:`RebuildOnImportError`).
 
-A child process, not this one: a build needs the project's options, setuptools for a ``_C``
+A build runs in a process of its own: it needs the project's options, setuptools for a ``_C``
 stub and the console's display, none of which belongs in the importing program; and the
-no-op's record of what a build depended on (the import path among it) then reads the same for
-every program that imports the project (pytest, a script, a notebook), so that each import
-after the first is a no-op.  ``-P`` keeps the importing program's working folder off the
-child's ``sys.path``.
+record it leaves names the import path of a command, the same for every program that imports
+the project (pytest puts more on its own), which the first stage here compares.  ``-P``
+keeps the importing program's working folder off that process's ``sys.path``.
 
 Lean: every program that imports the project imports this module.  Besides ``os`` and
-``sys`` it imports only ``_util/switches.py``; the strict parser only for a word the switches'
-lists lack.
+``sys`` it imports ``_util/switches.py``, and the first stage's modules once the switch
+says to rebuild; the strict parser only for a word the switches' lists lack.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from buildkit_testing.projects import copy_test_package
-from buildkit_testing.timing import measured, timed
+from buildkit_testing.timing import measured, timed, touch
 from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, make_wheelhouse, pip_into, venv_env
 
 TARGET_S = 0.15
@@ -70,9 +70,11 @@ def installed(work: Path, wheelhouse: Path, name: str, rebuild: bool) -> tuple[s
 
 
 def touched(path: Path, then: Callable[[], tuple[float, float]]) -> Callable[[], tuple[float, float]]:
+    """``then``, after an edit of ``path`` (untimed)."""
+    edit = touch(path)
+
     def measure() -> tuple[float, float]:
-        with path.open("a") as handle:  # a real content change: ninja compares timestamps
-            handle.write("\n")
+        edit()
         return then()
     return measure
 

@@ -22,29 +22,34 @@ from buildkit_testing.skbuild_corpus import IndexUnreachable, reference_requirem
 pytestmark = pytest.mark.slow
 
 
+def smoke_run(script: str, *arguments: object, rows: tuple[str, ...]) -> str:
+    """The output of ``script``'s --smoke run, which printed each of ``rows``."""
+    out: str = run([sys.executable, REPO / "benchmarks" / script, "--smoke", *arguments], env=clean_env(),
+                   timeout=600).stdout
+    for row in rows:
+        assert f"  {row}" in out, f"{row} is not in:\n{out}"
+    return out
+
+
 def test_rebuild_benchmark_smoke():
-    out = run([sys.executable, REPO / "benchmarks" / "rebuild.py", "--smoke", "--no-peer"], env=clean_env(),
-              timeout=600).stdout
+    out = smoke_run("rebuild.py", "--no-peer", rows=(
+        "cold build: buildkit develop", "no-op: python setup.py develop", "no-op: buildkit develop",
+        "no-op: pip install --no-build-isolation -e .", "touch one .cpp: buildkit develop",
+        "touch one .cpp: ninja alone"))
     assert "6 C++ files, median of 3 runs" in out, out
-    for row in ("cold build: buildkit develop", "no-op: python setup.py develop", "no-op: buildkit develop",
-                "no-op: pip install --no-build-isolation -e .", "touch one .cpp: buildkit develop",
-                "touch one .cpp: ninja alone"):
-        assert f"  {row}" in out, row
     assert "scikit-build-core" not in out
     ratios = [line for line in out.splitlines() if line.rstrip().endswith((" yes", " NO"))]
     assert len(ratios) == 3, out  # the pip ratio needs the peer rows
 
 
 def test_scale_benchmark_smoke(wheelhouse):
-    out = run([sys.executable, REPO / "benchmarks" / "scale.py", "--smoke", "--wheelhouse", wheelhouse],
-              env=clean_env(), timeout=600).stdout
+    out = smoke_run("scale.py", "--wheelhouse", wheelhouse, rows=(
+        "cold: buildkit develop", "floor: ninja -C build/{soabi} (no-op)", "floor: python -c pass",
+        "floor: zip the package folder", "no-op: buildkit develop, back to back",
+        "no-op: python setup.py develop", "touch one installed header: ninja alone",
+        "touch one .cpp: buildkit develop", "wheel: pip wheel --no-build-isolation",
+        "no-op: pip install --no-build-isolation -e . (buildkit)", "no-op: buildkit develop, 40 TUs"))
     assert "20 translation units, 50 headers, 1 MB of package data" in out, out
-    for row in ("cold: buildkit develop", "floor: ninja -C build/{soabi} (no-op)", "floor: python -c pass",
-                "floor: zip the package folder", "no-op: buildkit develop, back to back",
-                "no-op: python setup.py develop", "touch one installed header: ninja alone",
-                "touch one .cpp: buildkit develop", "wheel: pip wheel --no-build-isolation",
-                "no-op: pip install --no-build-isolation -e . (buildkit)", "no-op: buildkit develop, 40 TUs"):
-        assert f"  {row}" in out, row
     assert "cold: buildkit develop build passes" in out, out
     assert " PASS" not in out and " FAIL" not in out, out  # the smoke sizes are not judged
 
@@ -63,11 +68,9 @@ def test_cold_build_benchmark_smoke(wheelhouse):
 
 
 def test_import_rebuild_benchmark_smoke(wheelhouse):
-    out = run([sys.executable, REPO / "benchmarks" / "import_rebuild.py", "--smoke", "--wheelhouse", wheelhouse],
-              env=clean_env(), timeout=600).stdout
+    out = smoke_run("import_rebuild.py", "--wheelhouse", wheelhouse, rows=(
+        "floor: python -c pass", "import, without the setting", "import, editable-rebuild, nothing changed",
+        "import, editable-rebuild, BUILDKIT_EDITABLE_REBUILD=0", "touch one .cpp: import, editable-rebuild",
+        "touch one .cpp: buildkit build, then import, without the setting"))
     assert "median of 3 runs" in out, out
-    for row in ("floor: python -c pass", "import, without the setting", "import, editable-rebuild, nothing changed",
-                "import, editable-rebuild, BUILDKIT_EDITABLE_REBUILD=0", "touch one .cpp: import, editable-rebuild",
-                "touch one .cpp: buildkit build, then import, without the setting"):
-        assert f"  {row}" in out, row
     assert "editable-rebuild, nothing changed: + " in out and "target:" not in out, out  # the smoke run is not judged

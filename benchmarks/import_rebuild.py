@@ -9,7 +9,8 @@ taking turns run by run, and the medians, their difference and their ratio, all 
 in this one run:
 
     python benchmarks/import_rebuild.py            # 15 runs per row
-    python benchmarks/import_rebuild.py --smoke    # 3 runs: a quick check for CI, not judged
+    python benchmarks/import_rebuild.py --smoke    # 3 runs in venvs that see this interpreter's
+                                                   # buildkit: a quick check for CI, not judged
 
 Rows: ``python -c pass`` (the floor); the import without the setting; with it, nothing
 changed (the hook starts ``python -P -m buildkit.frontends.cli.import_rebuild``, which
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from buildkit_testing.projects import copy_test_package
 from buildkit_testing.timing import measured, timed, touch
-from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, make_wheelhouse, pip_into, venv_env
+from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, make_wheelhouse, overlay_venv, pip_into, venv_env
 
 TARGET_S = 0.15
 IMPORT = ["-c", "import rebuildme"]
@@ -49,10 +50,11 @@ def taking_turns(rows: dict[str, Callable[[], tuple[float, float]]], runs: int) 
             for name, values in samples.items()}
 
 
-def installed(work: Path, wheelhouse: Path, name: str, rebuild: bool) -> tuple[str, Path, dict[str, str]]:
+def installed(work: Path, wheelhouse: Path | None, name: str, rebuild: bool) -> tuple[str, Path, dict[str, str]]:
     """A copy of the project, with or without the setting, installed editable into a venv of
     its own; its python, the copy and the environment to run it in (the activated venv, no
-    compiler cache, bytecode cached as in a user's shell)."""
+    compiler cache, bytecode cached as in a user's shell).  The venv holds buildkit and the
+    build tools from ``wheelhouse``; without one (a smoke run) it sees this interpreter's."""
     project = copy_test_package("rebuild_on_import", work / name / "rebuild_on_import")
     pyproject = project / "pyproject.toml"
     setting = "editable-rebuild = true\n"
@@ -60,8 +62,11 @@ def installed(work: Path, wheelhouse: Path, name: str, rebuild: bool) -> tuple[s
     assert setting in text, "the test package no longer turns the setting on"
     if not rebuild:
         pyproject.write_text(text.replace(setting, ""))
-    python = make_venv(work / name / "venv", with_pip=False)
-    pip_into(python, wheelhouse, "install", "-q", *BUILDKIT_WITH_TOOLS, "setuptools", "wheel")
+    if wheelhouse is None:
+        python, wheelhouse = overlay_venv(work / name / "venv"), work / "no-wheelhouse"
+    else:
+        python = make_venv(work / name / "venv", with_pip=False)
+        pip_into(python, wheelhouse, "install", "-q", *BUILDKIT_WITH_TOOLS, "setuptools", "wheel")
     pip_into(python, wheelhouse, "install", "-q", "--no-build-isolation", "--no-deps", "-e", project)
     env = {k: v for k, v in venv_env(python, wheelhouse, CI="true", BUILDKIT_COMPILER_LAUNCHER="none").items()
            if k != "PYTHONDONTWRITEBYTECODE"}
@@ -95,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         args.runs = 3
     work = Path(tempfile.mkdtemp(prefix="buildkit-import-bench-"))
     try:
-        wheelhouse = args.wheelhouse or make_wheelhouse(work / "wheelhouse")
+        # A smoke run's venvs see this interpreter's buildkit and tools: its figures are not judged.
+        wheelhouse = None if args.smoke else args.wheelhouse or make_wheelhouse(work / "wheelhouse")
         with_python, with_project, env = installed(work, wheelhouse, "with", rebuild=True)
         without_python, without_project, without_env = installed(work, wheelhouse, "without", rebuild=False)
         off = {**env, "BUILDKIT_EDITABLE_REBUILD": "0"}

@@ -6,8 +6,8 @@ rebuild.py: 6 generated C++ files, 3 runs per row, without the scikit-build-core
 (they need the package index).  scale.py: 20 translation units, 50 headers, 1 MB of
 package data, buildkit from the run's wheelhouse; its scikit-build-core rows come from
 the corpus cache and are skipped when that cannot be filled.  import_rebuild.py: the
-rebuild-on-import test package installed twice, buildkit from the run's wheelhouse, 3 runs
-per row."""
+rebuild-on-import test package installed twice, into venvs that see this interpreter's
+buildkit, 3 runs per row."""
 
 from __future__ import annotations
 
@@ -67,8 +67,8 @@ def test_cold_build_benchmark_smoke(wheelhouse):
     assert " PASS" not in out and " FAIL" not in out, out  # one run is not judged
 
 
-def test_import_rebuild_benchmark_smoke(wheelhouse):
-    out = smoke_run("import_rebuild.py", "--wheelhouse", wheelhouse, rows=(
+def test_import_rebuild_benchmark_smoke():
+    out = smoke_run("import_rebuild.py", rows=(
         "floor: python -c pass", "import, without the setting", "import, editable-rebuild, nothing changed",
         "import, editable-rebuild, BUILDKIT_EDITABLE_REBUILD=0", "touch one .cpp: import, editable-rebuild",
         "touch one .cpp: buildkit build, then import, without the setting"))

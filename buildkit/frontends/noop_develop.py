@@ -110,7 +110,8 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None, *, f
     if held_here(record["build_dir"]):
         return False  # `buildkit develop` runs setup.py in-process, holding the lock: it decides
     if not record["build_command"]:  # no CMake part (cmake = false): nothing to build or install
-        console.info(f"up to date ({time.perf_counter() - started:.2f} s)")
+        if not for_import:
+            console.up_to_date(time.perf_counter() - started)
         return True
     with lock_build_folder(record["build_dir"]):
         log_before = log_stamp(record["build_dir"])

@@ -19,7 +19,8 @@ from setuptools.dist import Distribution
 from buildkit.config.modes import WheelMode
 from buildkit.config.options import BuildOptions
 from buildkit.config.settings import load_settings
-from buildkit.frontends.setuptools.commands.bdist_wheel import BdistWheel, dist_info_license_name
+from buildkit.frontends.setuptools.commands.bdist_wheel import BdistWheel
+from buildkit.package.licenses import dist_info_license_name
 from buildkit.project import Project
 from buildkit.project.parts import Configuration
 from buildkit_testing.artifacts import only_wheel

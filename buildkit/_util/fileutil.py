@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -97,3 +98,37 @@ def relative_under(path: str, folder: str) -> str | None:
     """``path`` relative to ``folder`` (both resolved strings), posix; None when not below it."""
     prefix = folder.rstrip(os.sep) + os.sep
     return path[len(prefix):].replace(os.sep, "/") if path.startswith(prefix) else None
+
+
+# The prefix of the folder a wheel build writes into beside its dist folder; dot-named, so
+# that `dist/*` globs (twine upload) skip it.
+STAGING_PREFIX = ".buildkit-wheel-"
+
+
+def process_folder(parent: Path, prefix: str) -> Path:
+    """A new folder in ``parent`` for this process to write into before it moves its result
+    beside it (one file system: the move is atomic); first, those of processes that died
+    without cleaning up are removed."""
+    for folder in parent.glob(f"{prefix}*-*"):
+        pid = folder.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not _process_exists(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def relative_below(path: str, base: str) -> str:
+    """``os.path.relpath`` for a path written below ``base``, without relpath's two
+    ``abspath`` calls per file (thousands of files per wheel)."""
+    path, base = os.path.normpath(path), os.path.normpath(base)
+    prefix = base.rstrip(os.sep) + os.sep
+    return path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, base)

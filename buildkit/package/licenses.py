@@ -2,20 +2,23 @@
 
 A wheel that bundles vendored C++ libraries must ship their license texts too.
 ``[tool.buildkit] licenses`` lists them; :func:`license_text` makes the combined
-text, which the ``bdist_wheel`` command writes in place of the project's license
-inside the ``.dist-info`` (the source tree's LICENSE is never rewritten).
+text, which :func:`bundle_licenses` writes in place of the project's license inside
+the wheel's ``.dist-info`` (the source tree's LICENSE is never rewritten).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from buildkit._util import console
 from buildkit.errors import ConfigError
 
 SETTINGS_KEY = "licenses"
 _RULE = "-" * 79
+PROJECT_LICENSE = re.compile(r"(LICEN[CS]E|COPYING)", re.IGNORECASE)
 
 
 def license_paths(root: Path, entries: Sequence[str]) -> list[Path]:
@@ -62,3 +65,32 @@ def license_text(project_license: Path | None, third_party: Sequence[Path], root
         parts.append(header + _read(path, root))
     return "\n\n".join(parts)
 
+
+
+def dist_info_license_name(path: str) -> str:
+    """Where setuptools puts a license file inside ``.dist-info/licenses`` (and names it in METADATA)."""
+    normalized = os.path.normpath(path).replace(os.sep, "/")
+    return os.path.basename(normalized) if "../" in normalized else normalized
+
+
+def _project_license(paths: Sequence[str]) -> str | None:
+    named = [p for p in paths if PROJECT_LICENSE.match(os.path.basename(p))]
+    candidates = named or list(paths)
+    return candidates[0] if candidates else None
+
+
+def bundle_licenses(dist_info: Path, own_paths: Sequence[str], third_party: Sequence[Path], root: Path) -> str | None:
+    """Write the project's license followed by the third-party ones where setuptools put the
+    project's own (``own_paths``: PEP 639 license files, as setuptools found them).  Returns
+    the name of the file written when the project has no license of its own (METADATA must
+    then name it), else None."""
+    own = _project_license(own_paths)
+    if own is None:
+        console.warn("the project has no license file of its own; the wheel's LICENSE holds only the "
+                     "third-party licenses from [tool.buildkit] licenses.")
+    name = "LICENSE" if own is None else dist_info_license_name(own)
+    target = dist_info / "licenses" / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = license_text(None if own is None else Path(own).absolute(), third_party, root)
+    target.write_text(text, encoding="utf-8", newline="\n")
+    return name if own is None else None

@@ -34,12 +34,10 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import shutil
 import stat
 import sys
 import sysconfig
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -50,6 +48,7 @@ except ImportError:  # pragma: no cover - depends on the installed setuptools
     from wheel.bdist_wheel import bdist_wheel as _bdist_wheel  # type: ignore[no-redef,import-untyped]  # the fallback for an old setuptools; wheel has no type hints
 
 from buildkit._util import console
+from buildkit._util.fileutil import STAGING_PREFIX, process_folder, relative_below
 from buildkit.builder.toolchain.flags import wheel_platform_tag
 from buildkit.builder.toolchain.jobs import cpu_count
 from buildkit.config.modes import WheelMode
@@ -57,7 +56,7 @@ from buildkit.errors import BuildkitError
 from buildkit.frontends.setuptools.distribution import project_of
 from buildkit.package.contents import native_content
 from buildkit.package.dependencies import link_to_dependencies
-from buildkit.package.licenses import license_paths, license_text
+from buildkit.package.licenses import bundle_licenses, license_paths
 from buildkit.package.metadata_dir import add_to_dist_info, installed_metadata_files, list_license_files
 from buildkit.package.wheel_zip import DEFLATED, STORED, Member, wheel_members, write_wheel
 from buildkit.project import Project
@@ -65,21 +64,7 @@ from buildkit.project import Project
 if TYPE_CHECKING:
     from distutils.command.build_scripts import build_scripts
 
-PROJECT_LICENSE = re.compile(r"(LICEN[CS]E|COPYING)", re.IGNORECASE)
-STAGING_PREFIX = ".buildkit-wheel-"  # dot-named: `dist/*` globs (twine upload) skip it
 MACOS_BINARIES = (".so", ".dylib")  # what setuptools reads for a macOS wheel's minimum version
-
-
-def dist_info_license_name(path: str) -> str:
-    """Where setuptools puts a license file inside ``.dist-info/licenses`` (and names it in METADATA)."""
-    normalized = os.path.normpath(path).replace(os.sep, "/")
-    return os.path.basename(normalized) if "../" in normalized else normalized
-
-
-def _project_license(paths: list[str]) -> str | None:
-    named = [p for p in paths if PROJECT_LICENSE.match(os.path.basename(p))]
-    candidates = named or paths
-    return candidates[0] if candidates else None
 
 
 class BdistWheel(_bdist_wheel):
@@ -198,20 +183,10 @@ class BdistWheel(_bdist_wheel):
         checked: list[str | Path] = [*own_paths, *third_party]
         for path in checked:  # setuptools copies its own as they are: check them too
             links.check_path(path)
-        if not third_party:
-            return
-        own = _project_license(own_paths)
-        if own is None:
-            console.warn("the project has no license file of its own; the wheel's LICENSE holds only the "
-                         "third-party licenses from [tool.buildkit] licenses.")
-            name = "LICENSE"
-            list_license_files(dist_info / "METADATA", [name])
-        else:
-            name = dist_info_license_name(own)
-        target = dist_info / "licenses" / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = license_text(None if own is None else Path(own).absolute(), third_party, settings.root)
-        target.write_text(text, encoding="utf-8", newline="\n")
+        if third_party:
+            written = bundle_licenses(dist_info, own_paths, third_party, settings.root)
+            if written is not None:  # no license of the project's own: setuptools named none in METADATA
+                list_license_files(dist_info / "METADATA", [written])
 
     # ---------------------------------------------------------------- output
     def _forget_previous_build_lib(self) -> None:
@@ -234,8 +209,7 @@ class BdistWheel(_bdist_wheel):
     def run(self) -> None:
         final_dir = Path(self.dist_dir)
         final_dir.mkdir(parents=True, exist_ok=True)
-        _remove_abandoned_staging(final_dir)
-        staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=final_dir))
+        staging = process_folder(final_dir, STAGING_PREFIX)
         dist_files = getattr(self.distribution, "dist_files", [])
         first_new = len(dist_files)
         self.dist_dir = str(staging)
@@ -280,15 +254,15 @@ class BdistWheel(_bdist_wheel):
 
         def archive_folder(built: str) -> str:
             if built not in in_archive:
-                target = os.path.join(install_lib.install_dir, _relative(built, install_lib.build_dir))
-                relative = _relative(target, root).replace(os.sep, "/")
+                target = os.path.join(install_lib.install_dir, relative_below(built, install_lib.build_dir))
+                relative = relative_below(target, root).replace(os.sep, "/")
                 in_archive[built] = "" if relative == "." else f"{relative}/"
             return in_archive[built]
 
         package_data = [(archive_folder(built) + name.replace(os.sep, "/"), os.path.join(source, name),
                          stat.S_IWRITE)  # setuptools makes each copy of package data writable
                         for built, name, source in left_in_place]
-        modules = [(_relative(target, root).replace(os.sep, "/"), source, 0) for target, source in lib_files]
+        modules = [(relative_below(target, root).replace(os.sep, "/"), source, 0) for target, source in lib_files]
         # Later ones win: build_py keeps a module over package data of the same path.
         self.by_reference = tuple(  # joined as Path.absolute() would, without a Path per file
             Member(name, os.path.join(cwd, source), add_mode) for name, source, add_mode in [*package_data, *modules])
@@ -427,29 +401,3 @@ class BdistWheel(_bdist_wheel):
             return methods[str(value).lower()]
         raise BuildkitError(f"bdist_wheel --compression={value!r} is not a compression buildkit writes.",
                             "Use --compression=deflated (the default) or --compression=stored.")
-
-
-def _remove_abandoned_staging(dist_dir: Path) -> None:
-    """Staging folders of builds that died without cleaning up (their process is gone)."""
-    for folder in dist_dir.glob(f"{STAGING_PREFIX}*-*"):
-        pid = folder.name[len(STAGING_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and not _process_exists(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
-
-
-def _relative(path: str, base: str) -> str:
-    """``os.path.relpath`` for a path written below ``base``, without relpath's two
-    ``abspath`` calls per file (thousands of files per wheel)."""
-    path, base = os.path.normpath(path), os.path.normpath(base)
-    prefix = base.rstrip(os.sep) + os.sep
-    return path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, base)

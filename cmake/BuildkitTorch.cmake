@@ -38,6 +38,19 @@
 #    does not: it is built with the compiler's default).
 #  * TORCH_EXTENSION_NAME=<NAME or target> and TORCH_API_INCLUDE_EXTENSION_H, as
 #    cpp_extension defines them, and for .cu files cpp_extension's nvcc flags.
+#  * A precompiled header of torch's headers for the C++ sources (never CUDA: nvcc cannot
+#    use one): <torch/extension.h> for a MODULE, <torch/all.h> and <torch/library.h> for a
+#    LIBRARY, compiled once per target and force-included into each C++ source, which then
+#    parses torch's headers in a fraction of a second. target_precompile_headers makes it
+#    a build step of its own whose dependencies (torch's headers, the flags) ninja tracks:
+#    a changed define or header rebuilds the header and every object. Off with
+#    -DBUILDKIT_TORCH_PCH=OFF (buildkit passes its torch-precompiled-headers option as
+#    that). A source with a #define or #undef before its first #include is compiled
+#    without it (the force-included header would come before that macro), said by name.
+#    Compiler caches: ccache gets CCACHE_SLOPPINESS=pch_defines,time_macros on top of its
+#    own sloppiness for these targets (what its manual asks of precompiled headers); a
+#    target's C++ sources skip sccache, which cannot cache them (sccache issue 615),
+#    also said by name.
 #
 # torch must be installed where the build runs: buildkit puts that environment's
 # site-packages (mirrored into build/build-env) on CMAKE_PREFIX_PATH.
@@ -76,6 +89,11 @@ function(buildkit_torch_extension target)
   endif()
   target_compile_definitions(${target} PRIVATE TORCH_EXTENSION_NAME=${name} TORCH_API_INCLUDE_EXTENSION_H)
   target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${_BUILDKIT_TORCH_NVCC_FLAGS}>")
+  if(ARG_LIBRARY)
+    _buildkit_torch_precompiled_headers(${target} torch/all.h torch/library.h)
+  else()
+    _buildkit_torch_precompiled_headers(${target} torch/extension.h)
+  endif()
 
   get_target_property(standard buildkit::torch BUILDKIT_CXX_STANDARD)
   foreach(language CXX CUDA)
@@ -110,6 +128,69 @@ function(buildkit_torch_extension target)
   endif()
   if(CMAKE_CUDA_ARCHITECTURES STREQUAL "OFF")
     unset(CMAKE_CUDA_ARCHITECTURES PARENT_SCOPE)  # uncovers the cache value again
+  endif()
+endfunction()
+
+# The precompiled header of ``headers`` for the C++ sources of ``target`` (see the top).
+function(_buildkit_torch_precompiled_headers target)
+  if(DEFINED BUILDKIT_TORCH_PCH AND NOT BUILDKIT_TORCH_PCH)
+    message(STATUS "buildkit: ${target}: no precompiled torch headers (BUILDKIT_TORCH_PCH is ${BUILDKIT_TORCH_PCH})")
+    return()
+  endif()
+  list(TRANSFORM ARGN PREPEND "$<$<COMPILE_LANGUAGE:CXX>:<" OUTPUT_VARIABLE headers)
+  list(TRANSFORM headers APPEND ">>")
+  target_precompile_headers(${target} PRIVATE ${headers})
+
+  # A macro a source defines before its includes would reach torch's headers without the
+  # precompiled header, and come after it with one: such a source goes without.
+  get_target_property(sources ${target} SOURCES)
+  set(skipped "")
+  foreach(source IN LISTS sources)
+    cmake_path(ABSOLUTE_PATH source BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" OUTPUT_VARIABLE path)
+    if(NOT source MATCHES "\\.(cpp|cc|cxx|c\\+\\+|C)$" OR NOT EXISTS "${path}")
+      continue()
+    endif()
+    file(READ "${path}" text)
+    string(FIND "${text}" "#include" first)
+    if(first GREATER -1)
+      string(SUBSTRING "${text}" 0 ${first} text)
+    endif()
+    string(REGEX REPLACE "//[^\n]*" "" text "${text}")  # a commented-out #define is none
+    if(text MATCHES "(^|\n)[ \t]*#[ \t]*(define|undef)[ \t]")
+      set_source_files_properties("${source}" TARGET_DIRECTORY ${target} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+      list(APPEND skipped "${source}")
+    endif()
+  endforeach()
+  if(skipped)
+    message(STATUS "buildkit: ${target}: ${skipped} define a macro before their first #include: compiled "
+                   "without the precompiled torch headers, which would come before that macro")
+  endif()
+
+  get_target_property(launcher ${target} CXX_COMPILER_LAUNCHER)
+  if(NOT launcher)
+    return()
+  endif()
+  list(GET launcher 0 program)
+  cmake_path(GET program STEM name)
+  if(name STREQUAL "sccache")
+    set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER "")
+    message(STATUS "buildkit: ${target}: C++ sources compiled without sccache, which cannot cache "
+                   "precompiled headers (sccache issue 615); -DBUILDKIT_TORCH_PCH=OFF keeps sccache instead")
+  elseif(name STREQUAL "ccache")
+    execute_process(COMMAND ${program} --get-config sloppiness OUTPUT_VARIABLE sloppiness
+                    OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE failed ERROR_QUIET)
+    if(failed)
+      set(sloppiness "")
+    endif()
+    string(REGEX REPLACE "[ ,]+" ";" sloppiness "${sloppiness}")
+    list(APPEND sloppiness pch_defines time_macros)
+    list(REMOVE_DUPLICATES sloppiness)
+    list(REMOVE_ITEM sloppiness "")
+    list(JOIN sloppiness "," sloppiness)
+    set_target_properties(${target} PROPERTIES
+      CXX_COMPILER_LAUNCHER "${CMAKE_COMMAND};-E;env;CCACHE_SLOPPINESS=${sloppiness};${launcher}")
+    message(STATUS "buildkit: ${target}: ccache runs with CCACHE_SLOPPINESS=${sloppiness} for the precompiled "
+                   "torch headers")
   endif()
 endfunction()
 

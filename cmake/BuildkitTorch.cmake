@@ -162,8 +162,8 @@ function(_buildkit_torch_precompiled_headers target)
     endif()
   endforeach()
   if(skipped)
-    message(STATUS "buildkit: ${target}: ${skipped} define a macro before their first #include: compiled "
-                   "without the precompiled torch headers, which would come before that macro")
+    message(STATUS "buildkit: ${target}: compiled without the precompiled torch headers, which would come "
+                   "before the macro each defines ahead of its first #include: ${skipped}")
   endif()
 
   get_target_property(launcher ${target} CXX_COMPILER_LAUNCHER)

@@ -14,6 +14,7 @@ cannot install a row it is skipped with the reason.  The CUDA tests also need nv
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -177,6 +178,8 @@ def test_against_a_cuda_build_of_torch(test_package: Callable[..., Path], torch_
     # torch's config states no CUDA standard; nvcc gets the C++ one all the same.
     twice = ninja[ninja.index("csrc/twice.cu.o:"):]
     assert "-std=c++20" in twice[:twice.index("\nbuild ")], twice[:2000]
+    flags = [line for line in twice[:twice.index("\nbuild ")].splitlines() if line.strip().startswith("FLAGS =")]
+    assert flags and "cmake_pch" not in flags[0], f"nvcc was given the C++ precompiled header: {flags}"
     if real_cuda_build:
         run([torch_venv, "-m", "buildkit", "build", cuda], cwd=cuda,
             env=clean_env(TORCHEXT_CUDA_ARCH_LIST="7.5", CUDACXX=find_nvcc(), CMAKE_ARGS=arguments))
@@ -186,3 +189,42 @@ def test_against_a_cuda_build_of_torch(test_package: Callable[..., Path], torch_
     cpu = test_package("torch_ext", tmp_path / "cpu" / "torch_ext")
     log = configure(torch_venv, cpu, CMAKE_ARGS=f"{cuda_torch} -DCUDA_TOOLKIT_ROOT_DIR=/nonexistent")
     assert "CUDA OFF" in log and "PyTorch: CUDA" not in log, log
+
+
+def ninja_would_run(torch_venv: Path, build: Path) -> str:
+    """The steps a build of ``build`` would run now (``ninja -n``), one per line."""
+    return run([torch_venv.parent / "ninja", "-C", build, "-n"]).stdout
+
+
+def compile_commands(build: Path) -> dict[str, str]:
+    return {Path(c["file"]).name: c["command"] for c in json.loads((build / "compile_commands.json").read_text())}
+
+
+def test_precompiled_torch_headers(test_package: Callable[..., Path], torch_venv: Path, tmp_path: Path) -> None:
+    project = test_package("torch_ext", tmp_path / "torch_ext")
+    build = build_folder(project, torch_venv)
+    run([torch_venv, "-m", "buildkit", "build", project], cwd=project, env=clean_env())
+    commands = compile_commands(build)
+    for source, target in (("add_one.cpp", "torchext_C"), ("ops.cpp", "torchext_ops")):
+        assert f"{target}.dir/cmake_pch.hxx" in commands[source], commands[source]
+        assert (build / "CMakeFiles" / f"{target}.dir" / "cmake_pch.hxx.gch").is_file()
+    assert "torch/extension.h" in (build / "CMakeFiles" / "torchext_C.dir" / "cmake_pch.hxx").read_text()
+    assert "no work to do" in ninja_would_run(torch_venv, build)
+
+    # A touched torch header (in both precompiled headers): each is rebuilt, then every C++ object.
+    os.utime(site_packages(torch_venv) / "torch" / "include" / "ATen" / "ATen.h")
+    pending = ninja_would_run(torch_venv, build)
+    for step in ("torchext_C.dir/cmake_pch.hxx.gch", "torchext_ops.dir/cmake_pch.hxx.gch", "add_one.cpp.o",
+                 "ops.cpp.o"):
+        assert step in pending, pending
+    # A changed flag: the same.
+    configure(torch_venv, project, CMAKE_ARGS="-DCMAKE_CXX_FLAGS=-DTORCHEXT_PROBE=1")
+    assert "-DTORCHEXT_PROBE=1" in compile_commands(build)["add_one.cpp"]
+    pending = ninja_would_run(torch_venv, build)
+    assert "torchext_C.dir/cmake_pch.hxx.gch" in pending and "add_one.cpp.o" in pending, pending
+
+    # Switched off: no precompiled header, the module still builds and runs.
+    run([torch_venv, "-m", "buildkit", "develop", project], cwd=project, env=clean_env(BUILDKIT_TORCH_PCH="0"))
+    assert "cmake_pch" not in compile_commands(build)["add_one.cpp"]
+    assert "BUILDKIT_TORCH_PCH:UNINITIALIZED=OFF" in (build / "CMakeCache.txt").read_text()
+    run([torch_venv, "-c", CHECK], cwd=project / "src", env=clean_env())

@@ -19,18 +19,16 @@ torch is a 190 MB wheel (tests/test_torch_extension.py is its test, under `-m to
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from buildkit_testing.benchmark_project import BUILDKIT_BACKEND, pyproject_toml
 from buildkit_testing.paths import TEST_PACKAGES
 from buildkit_testing.projects import copy_sources
 from buildkit_testing.timing import median, timed, touch
+from buildkit_testing.torch_bench import start
 
 SOURCES = TEST_PACKAGES / "torch_ext"
 
@@ -57,11 +55,6 @@ CHECK = ("import torch, torchext; x = torch.arange(3.); "
          "assert torch.equal(torchext.add_one(x), x + 1) and torch.equal(torchext.scale(x, 2.0), x * 2)")
 
 
-def torch_version(python: str) -> str | None:
-    result = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True)
-    return result.stdout.strip() if result.returncode == 0 else None
-
-
 def projects(work: Path) -> dict[str, tuple[Path, list[str]]]:
     """Each tool's copy of the sources and its in-place build command (python comes first)."""
     cpp = copy_sources(SOURCES, work / "cpp_extension")
@@ -74,23 +67,10 @@ def projects(work: Path) -> dict[str, tuple[Path, list[str]]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--python", default=sys.executable, help="interpreter with torch and buildkit")
-    parser.add_argument("--runs", type=int, default=5, help="runs per no-op and touch measurement")
-    parser.add_argument("--keep", action="store_true", help="keep the two build folders")
-    args = parser.parse_args(argv)
-    version = torch_version(args.python)
-    if version is None:
-        print(f"skipped: torch is not installed for {args.python}. Install it (e.g. pip install torch==2.13.0) "
-              "with buildkit, setuptools and ninja into a venv, and pass that venv's python with --python.",
-              file=sys.stderr)
+    bench = start(__doc__, 5, argv, "buildkit-torch-bench-")
+    if bench is None:
         return 0
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BUILD_", "USE_", "CMAKE_", "MAX_JOBS"))}
-    # cpp_extension finds ninja on PATH; the venv's own comes first.
-    env["PATH"] = f"{Path(args.python).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["BUILDKIT_COMPILER_LAUNCHER"] = "none"  # the compiler, not a cache hit (see rebuild.py)
-    env["CI"] = "true"
-    work = Path(tempfile.mkdtemp(prefix="buildkit-torch-bench-"))
+    args, version, env, work = bench.args, bench.torch, bench.env, bench.work
     rows: dict[str, dict[str, float]] = {"cold build": {}, "no-op rebuild": {}, "touch one .cpp": {}}
     try:
         built = projects(work)

@@ -22,17 +22,15 @@ torch-marked tests/test_torch_extension.py test the feature).
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from buildkit_testing.benchmark_project import BUILDKIT_BACKEND, pyproject_toml
 from buildkit_testing.timing import median, timed
+from buildkit_testing.torch_bench import start
 
 OPS = 3
 OP = """\
@@ -106,23 +104,10 @@ def one_token_edit(source: Path) -> Callable[[], None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--python", default=sys.executable, help="interpreter with torch and buildkit")
-    parser.add_argument("--runs", type=int, default=3, help="runs per edit measurement")
-    parser.add_argument("--keep", action="store_true", help="keep the build folders")
-    args = parser.parse_args(argv)
-    found = subprocess.run([args.python, "-c", "import torch; print(torch.__version__)"], capture_output=True,
-                           text=True, check=False)
-    if found.returncode != 0:
-        print(f"skipped: torch is not installed for {args.python}. Install torch, buildkit, setuptools and ninja "
-              "into a venv and pass its python with --python.", file=sys.stderr)
+    bench = start(__doc__, 3, argv, "buildkit-pch-bench-")
+    if bench is None:
         return 0
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("BUILD_", "USE_", "CMAKE_", "MAX_JOBS", "BUILDKIT_", "CCACHE", "SCCACHE"))}
-    env["PATH"] = f"{Path(args.python).parent}{os.pathsep}{env.get('PATH', '')}"  # the venv's ninja first
-    env["BUILDKIT_COMPILER_LAUNCHER"] = "none"  # the compiler, never a cache hit
-    env["CI"] = "true"
-    work = Path(tempfile.mkdtemp(prefix="buildkit-pch-bench-"))
+    args, version, env, work = bench.args, bench.torch, bench.env, bench.work
     sides = {
         "cpp_extension": (["setup.py", "build_ext", "--inplace"], env),
         "buildkit": (["-m", "buildkit", "develop", "."], env),
@@ -141,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"\nbenchmarks/torch_pch.py: torch {found.stdout.strip()}, {OPS + 1} .cpp files, median of {args.runs} "
+    print(f"\nbenchmarks/torch_pch.py: torch {version}, {OPS + 1} .cpp files, median of {args.runs} "
           f"runs (cold: one), Python {sys.version.split()[0]}, {os.cpu_count()} cores, compiler caches off\n")
     print(f"  {'measurement':<28} " + " ".join(f"{side:>18}" for side in sides)
           + f" {'buildkit / cpp_ext':>19} {'PCH on / off':>13}")

@@ -211,14 +211,17 @@ def test_precompiled_torch_headers(test_package: Callable[..., Path], torch_venv
     assert "torch/extension.h" in (build / "CMakeFiles" / "torchext_C.dir" / "cmake_pch.hxx").read_text()
     assert "no work to do" in ninja_would_run(torch_venv, build)
 
-    # An edited torch header (in both precompiled headers; the build's mirror of torch takes
-    # a changed file's bytes): each precompiled header is rebuilt, then every C++ object.
+    # A changed torch header (in both precompiled headers), replaced as pip replaces the files
+    # of a torch it upgrades (the build's mirror of torch follows the folders' mtimes, then the
+    # bytes): each precompiled header is rebuilt, then every C++ object.
     steps = [build / "CMakeFiles" / f"{target}.dir" / name for target, name in (
         ("torchext_C", "cmake_pch.hxx.gch"), ("torchext_ops", "cmake_pch.hxx.gch"),
         ("torchext_C", "csrc/add_one.cpp.o"), ("torchext_ops", "csrc/ops.cpp.o"))]
     before = {step: step.stat().st_mtime_ns for step in steps}
-    with (site_packages(torch_venv) / "torch" / "include" / "ATen" / "ATen.h").open("a") as header:
-        header.write("\n// edited by test_precompiled_torch_headers\n")
+    header = site_packages(torch_venv) / "torch" / "include" / "ATen" / "ATen.h"
+    replacement = header.with_name("ATen.h.new")
+    replacement.write_text(header.read_text() + "\n// changed by test_precompiled_torch_headers\n")
+    replacement.replace(header)
     run([torch_venv, "-m", "buildkit", "build", project], cwd=project, env=clean_env())
     stale = [str(step) for step in steps if step.stat().st_mtime_ns == before[step]]
     assert not stale, f"not rebuilt after a torch header changed: {stale}"

@@ -211,9 +211,10 @@ def test_precompiled_torch_headers(test_package: Callable[..., Path], torch_venv
     assert "torch/extension.h" in (build / "CMakeFiles" / "torchext_C.dir" / "cmake_pch.hxx").read_text()
     assert "no work to do" in ninja_would_run(torch_venv, build)
 
-    # A changed torch header (in both precompiled headers), replaced as pip replaces the files
-    # of a torch it upgrades (the build's mirror of torch follows the folders' mtimes, then the
-    # bytes): each precompiled header is rebuilt, then every C++ object.
+    # A changed torch header (in both precompiled headers), as pip changes torch in an upgrade:
+    # the file replaced and the distribution's metadata folder written anew, which is what
+    # buildkit's no-op record and its mirror of torch watch (site-packages' mtime, then the
+    # files' bytes). Each precompiled header is rebuilt, then every C++ object.
     steps = [build / "CMakeFiles" / f"{target}.dir" / name for target, name in (
         ("torchext_C", "cmake_pch.hxx.gch"), ("torchext_ops", "cmake_pch.hxx.gch"),
         ("torchext_C", "csrc/add_one.cpp.o"), ("torchext_ops", "csrc/ops.cpp.o"))]
@@ -222,6 +223,9 @@ def test_precompiled_torch_headers(test_package: Callable[..., Path], torch_venv
     replacement = header.with_name("ATen.h.new")
     replacement.write_text(header.read_text() + "\n// changed by test_precompiled_torch_headers\n")
     replacement.replace(header)
+    metadata = next(site_packages(torch_venv).glob("torch-*.dist-info"))
+    metadata.rename(metadata.with_name("reinstalling"))
+    metadata.with_name("reinstalling").rename(metadata)
     run([torch_venv, "-m", "buildkit", "build", project], cwd=project, env=clean_env())
     stale = [str(step) for step in steps if step.stat().st_mtime_ns == before[step]]
     assert not stale, f"not rebuilt after a torch header changed: {stale}"

@@ -12,6 +12,7 @@ rebuild, interpreter start, `import setuptools`, a single-thread zip of the pack
     python benchmarks/scale.py --tus 500 --headers 3000 --data-mb 100
     python benchmarks/scale.py --smoke          # tiny sizes, nothing judged: a quick check for CI
     python benchmarks/scale.py --no-peer        # without the scikit-build-core rows
+    python benchmarks/scale.py --before OLD     # the no-op only: this checkout against OLD's buildkit wheel
 
 buildkit runs in a venv of its own, installed from a local wheelhouse (this
 checkout's wheel plus its build dependencies: `--wheelhouse`, or one made here).
@@ -244,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="20 TUs, 50 headers, 1 MB, 3 runs, growth 10,40, pip-less venvs; nothing judged (for CI)")
     parser.add_argument("--no-peer", action="store_true", help="skip the scikit-build-core rows")
     parser.add_argument("--wheelhouse", type=Path, help="a wheelhouse holding this checkout's buildkit wheel")
+    parser.add_argument("--before", type=Path, metavar="WHEELHOUSE",
+                        help="only the no-op develop, this checkout's against the buildkit wheel in WHEELHOUSE "
+                             "(an earlier commit's), the two taking turns in one run")
     parser.add_argument("--keep", action="store_true", help="keep the generated projects and venvs")
     args = parser.parse_args(argv)
     if args.smoke:
@@ -261,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="buildkit-scale-"))
     print(f"benchmarks/scale.py: {size.describe()}; working in {work}", flush=True)
     try:
+        if args.before:
+            return compare_noop(work, size, args)
         rows, passes, peer_rows, growth_rows = measure(work, size, growth, args)
     finally:
         if not args.keep:
@@ -269,6 +275,35 @@ def main(argv: list[str] | None = None) -> int:
           f"load average {load_before:.2f} at the start, {os.getloadavg()[0]:.2f} at the end, "
           f"{time.perf_counter() - started:.0f} s in all\n")
     report(rows | peer_rows, passes, growth_rows, judged=not args.smoke)
+    return 0
+
+
+def compare_noop(work: Path, size: Size, args) -> int:
+    """The no-op `buildkit develop` of one generated project built by each of two buildkits
+    (this checkout's and the one in ``args.before``), in venvs and copies of their own,
+    timed in turns so that the machine's load falls on both alike."""
+    sides = {"before": args.before, "after": args.wheelhouse or make_wheelhouse(work / "wheelhouse")}
+    setups = {}
+    for side, wheelhouse in sides.items():
+        python = new_venv(work / f"venv-{side}", wheelhouse,
+                          ["setuptools-buildkit", "setuptools", "wheel", "cmake", "ninja"], with_pip=False)
+        env = environment(python, wheelhouse, args.jobs)
+        project = generate(work / side, size, "buildkit")
+        develop = [str(python), "-m", "buildkit", "develop", "."]
+        timed(develop, project, env)  # the cold build
+        timed(develop, project, env)  # the first no-op writes what later ones read
+        setups[side] = (develop, project, env)
+    seconds: dict[str, list[float]] = {side: [] for side in sides}
+    for run in range(args.runs):
+        for side in sides if run % 2 == 0 else reversed(list(sides)):
+            seconds[side] += runs_of(*setups[side], 1)
+    before, after = (statistics.median(seconds[side]) for side in sides)
+    print(f"\nbenchmarks/scale.py --before: {size.describe()}; no-op `buildkit develop`, median of {args.runs} runs "
+          f"each, taking turns; load average {os.getloadavg()[0]:.2f} at the end")
+    for side in sides:
+        low, high = min(seconds[side]), max(seconds[side])
+        print(f"  {side:7} {statistics.median(seconds[side]):.3f} s  ({low:.3f}-{high:.3f})")
+    print(f"  after / before: {after / before:.2f} (issue 25's budget: within 10 %)")
     return 0
 
 

@@ -1,10 +1,15 @@
 # PyTorch C++/CUDA extensions: `include(BuildkitTorch)` after project().
 #
-# buildkit_torch_extension(<target> [MODULE | LIBRARY] [NAME <module name>] SOURCES <file>...)
+# buildkit_torch_extension(<target> [MODULE | LIBRARY] [NAME <module name>]
+#                          [USE_SABI <3.X>] [NO_SOABI] SOURCES <file>...)
 #
 #   MODULE (the default): a Python extension module in pybind11 style, what
 #     CppExtension/CUDAExtension build: PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { ... }.
 #     Named <NAME or target><Python's extension suffix>; links torch and torch_python.
+#     USE_SABI 3.X: built for the stable ABI of Python 3.X (Py_LIMITED_API, named .abi3.so),
+#     what cpp_extension's py_limited_api=True builds: torch_python is not linked (it uses
+#     more than the limited API). NO_SOABI: named <name>.so, without Python's ABI tag
+#     (cpp_extension's BuildExtension.with_options(no_python_abi_suffix=True)).
 #   LIBRARY: a shared library of TORCH_LIBRARY registrations, loaded with
 #     torch.ops.load_library(); links torch only (no Python).
 #
@@ -63,9 +68,13 @@ set(_BUILDKIT_TORCH_NVCC_FLAGS
   -D__CUDA_NO_BFLOAT16_CONVERSIONS__ -D__CUDA_NO_HALF2_OPERATORS__ --expt-relaxed-constexpr)
 
 function(buildkit_torch_extension target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "MODULE;LIBRARY" "NAME" "SOURCES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "MODULE;LIBRARY;NO_SOABI" "NAME;USE_SABI" "SOURCES")
   if(ARG_MODULE AND ARG_LIBRARY)
     message(FATAL_ERROR "buildkit_torch_extension(${target}): MODULE and LIBRARY exclude each other.")
+  endif()
+  if(ARG_LIBRARY AND (ARG_USE_SABI OR ARG_NO_SOABI))
+    message(FATAL_ERROR "buildkit_torch_extension(${target}): USE_SABI and NO_SOABI name a Python module; "
+                        "a LIBRARY is none.")
   endif()
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "buildkit_torch_extension(${target}): SOURCES is missing.")
@@ -80,9 +89,23 @@ function(buildkit_torch_extension target)
     add_library(${target} SHARED ${ARG_SOURCES})
     target_link_libraries(${target} PRIVATE buildkit::torch)
   else()
-    find_package(Python REQUIRED COMPONENTS Interpreter Development.Module)
-    Python_add_library(${target} MODULE WITH_SOABI ${ARG_SOURCES})
-    target_link_libraries(${target} PRIVATE buildkit::torch buildkit::torch_python)
+    set(soabi WITH_SOABI)
+    if(ARG_NO_SOABI)
+      set(soabi "")
+    endif()
+    if(ARG_USE_SABI)
+      if(CMAKE_VERSION VERSION_LESS 3.26)
+        message(FATAL_ERROR "buildkit_torch_extension(${target} USE_SABI): CMake 3.26 or newer builds for "
+                            "Python's stable ABI; this is CMake ${CMAKE_VERSION}.")
+      endif()
+      find_package(Python REQUIRED COMPONENTS Interpreter Development.SABIModule)
+      Python_add_library(${target} MODULE USE_SABI ${ARG_USE_SABI} ${soabi} ${ARG_SOURCES})
+      target_link_libraries(${target} PRIVATE buildkit::torch)
+    else()
+      find_package(Python REQUIRED COMPONENTS Interpreter Development.Module)
+      Python_add_library(${target} MODULE ${soabi} ${ARG_SOURCES})
+      target_link_libraries(${target} PRIVATE buildkit::torch buildkit::torch_python)
+    endif()
   endif()
   if(ARG_NAME)
     set_target_properties(${target} PROPERTIES OUTPUT_NAME "${name}")

@@ -85,7 +85,9 @@ BUILD_ENV_MIRROR = "build-env"  # build_env: the build environment's CMake packa
 WHEEL_DIRS = "wheel-dirs"  # package.wheel_root: scikit-build-core's SKBUILD_*_DIR folders
 WHEEL_STAGING = "wheel-staging"  # package.staging: the tree a wheel build packages
 LINKER_SCRIPT = "linker_script.ld"  # project: the prioritized-text linker script
-BUILDKIT_ENTRIES = frozenset({STATE_FOLDER, EGG_INFO, BUILD_ENV_MIRROR, WHEEL_DIRS, WHEEL_STAGING, LINKER_SCRIPT})
+TORCH_PROJECT = "torch-project"  # torch_project: the CMake project of a buildkit.torch setup.py
+BUILDKIT_ENTRIES = frozenset({STATE_FOLDER, EGG_INFO, BUILD_ENV_MIRROR, WHEEL_DIRS, WHEEL_STAGING, LINKER_SCRIPT,
+                              TORCH_PROJECT})
 
 
 def state_path(build_dir: str | os.PathLike[str], name: str) -> str:

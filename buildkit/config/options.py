@@ -258,6 +258,18 @@ class BuildOptions:
         "changes. A target's C++ sources then skip sccache, which cannot cache them; ccache gets the sloppiness "
         "they need. CUDA sources never use one. Passed to CMake as `-DBUILDKIT_TORCH_PCH`.",
         key="torch-precompiled-headers", default=True)
+    # buildkit.torch projects (a setup.py with cpp_extension's API): its variables, with its meaning.
+    cuda_home: str | None = option(
+        "CUDA_HOME", parse_nonempty, "path",
+        "buildkit.torch projects: the CUDA toolkit whose `bin/nvcc` compiles `.cu` sources when CUDACXX is unset "
+        "(torch.utils.cpp_extension's meaning, and `buildkit.torch.CUDA_HOME`).")
+    cuda_path: str | None = option("CUDA_PATH", parse_nonempty, "path",
+                                   "buildkit.torch projects: CUDA_HOME's other name, used when CUDA_HOME is unset.")
+    torch_dont_check_compiler_abi: bool = option(
+        "TORCH_DONT_CHECK_COMPILER_ABI", parse_bool, "boolean",
+        "buildkit.torch projects: skip cpp_extension's check that the C++ compiler is one torch's ABI works with "
+        "(GCC or Clang, GCC 5 or newer) and, for CUDA, that the host compiler is one nvcc supports.",
+        default=False)
     # The fields below are not read from a variable of their own.
     # The build type when nothing asks for one and no cache has one: [tool.buildkit] build-type.
     default_build_type: str = "Release"

@@ -11,7 +11,6 @@ Keys that are also build options (``build-type``, ``max-jobs``...) are declared 
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -21,6 +20,7 @@ from buildkit._util.interpreter import DEFAULT_BUILD_DIR, expand_build_dir
 from buildkit._util.switches import switch_word
 from buildkit.config.build_dir import check_build_dir
 from buildkit.config.modes import CudaRuntime, InstallPrefix, VersionPolicy, WheelMode
+from buildkit.config.pyproject import TABLE, buildkit_table, read_pyproject
 from buildkit.config.python_layout import PythonLayout, detect_layout, nested_package
 from buildkit.config.schema import KeyDoc, describe, keys_needing_cmake, read_table, setting
 from buildkit.config.value_rules import (
@@ -39,7 +39,6 @@ from buildkit.config.value_rules import (
 )
 from buildkit.errors import ConfigError
 
-TABLE = "tool.buildkit"
 _TITLE = f"[{TABLE}]"
 
 
@@ -157,6 +156,11 @@ class ProjectSettings:
     static_version: str | None = None
     # [tool.setuptools], read for the layout when `packages` is not set.
     setuptools_table: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    # A buildkit.torch project (config/drop_in.py): the folder, inside the build folder, that
+    # holds the CMake project buildkit writes from its setup.py (None: the project's own CMake
+    # project), and the folders whose listing that setup.py's extensions came from.
+    generated_source: str | None = None
+    configuration_inputs: tuple[Path, ...] = ()
     layout: PythonLayout = field(init=False)
     build_dir_template: str = field(init=False)  # build-dir as written: build_dir is it filled in
 
@@ -347,7 +351,7 @@ class ProjectSettings:
         """The project's own folders that a build folder must keep clear of: each top-level
         package folder and, when it is not the root, the CMake source folder."""
         folders = [Path(os.path.realpath(self.root / folder)) for folder in self.layout.package_folders.values()]
-        if self.source_dir != self.root:
+        if self.source_dir != self.root and not self.generated_source:  # a generated one is the build's own
             folders.append(self.source_dir)
         return tuple(folders)
 
@@ -362,6 +366,8 @@ class ProjectSettings:
 
     @property
     def source_dir(self) -> Path:
+        if self.generated_source:
+            return self.build_dir / self.generated_source
         return (self.root / self.cmake_source_dir).resolve()
 
 
@@ -383,24 +389,17 @@ def load_settings(root: Path | str, option_keys: frozenset[str] = frozenset()) -
     """
     root = Path(root).resolve()
     path = root / "pyproject.toml"
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
+    data = read_pyproject(path)
+    if data is None:
         raise ConfigError(f"No pyproject.toml in {root}.",
                           "buildkit reads the project's name from [project] and its build settings from "
                           "[tool.buildkit]; run `buildkit init` to create one, or point buildkit at the project "
-                          "folder.") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}.",
-                          "Fix the syntax error and run the build again.") from exc
+                          "folder.")
     project = data.get("project", {})
     name = project.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{path} has no [project] name.", "Add `[project]` with `name = \"...\"`.")
-    table = data.get("tool", {}).get("buildkit", {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"{_TITLE} in {path} must be a table, not {table!r}.",
-                          "Write it as `[tool.buildkit]` followed by keys.")
+    table = buildkit_table(data, path)
     dynamic = project.get("dynamic", [])
     setuptools_table = data.get("tool", {}).get("setuptools", {})
     try:  # the keys, then the layout they and [tool.setuptools] describe

@@ -14,16 +14,20 @@ import runpy
 import sys
 from pathlib import Path
 
+from buildkit.config.drop_in import uses_drop_in
 from buildkit.config.invocation import Invocation
-from buildkit.frontends import develop_state, handoff
+from buildkit.errors import BuildkitError
+from buildkit.frontends import develop_state, editable, handoff
 from buildkit.frontends.setuptools.flow import setup
 from buildkit.project import Project
 
 
 def run_setup_command(root: Path, arguments: list[str]) -> None:
-    """Run the project's setup.py in this process, as ``python setup.py <arguments>`` would."""
+    """Run the project's setup.py in this process, as ``python setup.py <arguments>`` would,
+    and leave the environment as it was: what setup.py sets there (distutils sets ``PLAT``)
+    is its run's, and must not reach the no-op record this command writes after it."""
     setup_py = root / "setup.py"
-    saved_argv, saved_cwd = sys.argv[:], os.getcwd()
+    saved_argv, saved_cwd, saved_environ = sys.argv[:], os.getcwd(), dict(os.environ)
     sys.argv = [str(setup_py), *arguments]
     os.chdir(root)
     try:
@@ -34,10 +38,15 @@ def run_setup_command(root: Path, arguments: list[str]) -> None:
     finally:
         os.chdir(saved_cwd)
         sys.argv = saved_argv
+        if dict(os.environ) != saved_environ:
+            os.environ.clear()
+            os.environ.update(saved_environ)
 
 
 def develop(root: Path, invocation: Invocation, *, register: bool = True) -> Project:
     """Build in place; with ``register``, also keep the editable install current."""
+    if uses_drop_in(root):
+        return develop_setup_py(root, invocation, register=register)
     project = Project.load(root, invocation=invocation)
     with project.locked():  # through setuptools' part too
         project.build()
@@ -49,4 +58,23 @@ def develop(root: Path, invocation: Invocation, *, register: bool = True) -> Pro
                 run_setup_command(project.root, ["develop"] if register else ["build_ext", "--inplace"])
             if not register:  # the develop command records its own state
                 develop_state.record(project, register)
+    return project
+
+
+def develop_setup_py(root: Path, invocation: Invocation, *, register: bool) -> Project:
+    """A buildkit.torch project: its setup.py is its configuration, so it runs (``build_ext
+    --inplace``), and its BuildExtension builds; then the editable install is kept current.
+    The next develop with nothing changed answers from the no-op record without running it."""
+    built = handoff.TorchBuild()
+    with handoff.calling_setup(handoff.Caller(invocation, torch_build=built)):
+        run_setup_command(root, ["build_ext", "--inplace"])
+    project = built.project
+    if project is None:
+        raise BuildkitError(f"{root / 'setup.py'} ran, but built nothing with buildkit.torch's BuildExtension.",
+                            "Pass it to setup() as cmdclass={\"build_ext\": BuildExtension}, with the extensions "
+                            "made by buildkit.torch's CppExtension or CUDAExtension in ext_modules.")
+    if not project.options.cmake_only and not develop_state.is_current(project, register):
+        if register:
+            editable.register(editable.spec_from_distribution(built.distribution, project.root))
+        develop_state.record(project, register)
     return project

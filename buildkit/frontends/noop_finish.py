@@ -83,6 +83,7 @@ def record(project: Project, register: bool) -> None:
               str(project.root / project.settings.readme)]  # the registration's METADATA holds the README
     stub = project.settings.extension
     files += [str(project.root / source) for source in (stub.sources if stub else ())]
+    files += [str(folder) for folder in project.settings.configuration_inputs]  # a buildkit.torch setup.py's globs
     files += noop_record.buildkit_files()
     files = list(dict.fromkeys(files))
     root = str(project.root)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import sysconfig
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import TypeVar
 
@@ -301,12 +301,13 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 def installed_module_path(root: Path, dotted_name: str) -> Path | None:
-    """Where CMake installed a Python extension module, by the interpreter's suffix."""
+    """Where CMake installed a Python extension module, by the suffixes this interpreter imports."""
     *package, module = dotted_name.split(".")
     folder = root.joinpath(*package)
-    # Only this interpreter's suffix (or the stable ABI): a module left over from
-    # another Python version must never end up in this wheel.
-    for suffix in (sysconfig.get_config_var("EXT_SUFFIX"), ".abi3.so"):
+    # Only this interpreter's suffixes, in the order it tries them (its own, the stable ABI's,
+    # a bare `.so`, which cpp_extension's no_python_abi_suffix gives): a module left over
+    # from another Python version must never end up in this wheel.
+    for suffix in EXTENSION_SUFFIXES:
         path = folder / (module + suffix)
         if path.is_file():
             return path

@@ -26,6 +26,7 @@ from buildkit.builder.build_folder import claim_build_folder, lock_own_build_fol
 from buildkit.builder.build_state import LINKER_SCRIPT
 from buildkit.builder.configure import build_env, file_api
 from buildkit.builder.configure.cmake_cache import BuildFolderCache, CMakeCache
+from buildkit.builder.configure.torch_project import compiler_defines
 from buildkit.builder.driver import CMakeDriver, DriverResult, resolved_build_type
 from buildkit.builder.install.manifest import InstallManifests
 from buildkit.builder.toolchain import linker_script
@@ -160,6 +161,8 @@ class Project:
         extra = {"build_type": self.build_type} if self.settings.cmake else {}
         changed = bool(self.settings.version_module) and write_version_file(
             self.target.package_dir, self.resolved_version, extra=extra, name=self.settings.version_module)
+        if not self._writes_native_loader:
+            return changed
         dependencies = loader_table(found, needed_libraries(self.needed_sonames, found)) if found else []
         loader = write_native_loader(self.target.package_dir, package=self.settings.package,
                                      library_distribution=self.settings.library_distribution,
@@ -251,7 +254,8 @@ class Project:
                 **mode_defines(self.mode, self.library_prefix), **self.dependency_defines(),
                 **self.linker_script_defines(),
                 **self.python_api.defines(skbuild=self.plan.wheel_root_install),
-                **self.wheel_root_defines()}
+                **self.wheel_root_defines(),
+                **(compiler_defines(self.options) if self.settings.generated_source else {})}
 
     @cached_property
     def python_api(self) -> PythonApi:
@@ -319,8 +323,16 @@ class Project:
         folder = self.settings.package_dir  # the source tree's: a wheel build stages from there
         if self.settings.version_module:
             refuse_user_file(folder / self.settings.version_module, elsewhere=VERSION_MODULE_ELSEWHERE)
-        if self.settings.preload_libraries or self.settings.library_dependencies:
+        if self._writes_native_loader:
             refuse_user_file(folder / NATIVE_LOADER, elsewhere=NATIVE_LOADER_ELSEWHERE)
+
+    @property
+    def _writes_native_loader(self) -> bool:
+        """Whether the build writes ``<package>/_native.py``: when it preloads or links other
+        distributions' libraries, but never into a buildkit.torch project (whose setup.py
+        imports torch, which loads its libraries, as cpp_extension's extensions expect)."""
+        settings = self.settings
+        return bool(settings.preload_libraries or settings.library_dependencies) and not settings.generated_source
 
     def _run_build(self) -> DriverResult:
         self._refuse_user_files()

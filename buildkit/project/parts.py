@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from buildkit.config.drop_in import SetupFacts, load_drop_in_settings
 from buildkit.config.modes import InstallPrefix, WheelMode
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
@@ -41,6 +42,13 @@ class Configuration:
         options = load_options(settings, environ, config_settings)
         check_without_cmake(settings, options)
         return cls(settings, options)
+
+    @classmethod
+    def of_setup_py(cls, root: Path | str, facts: SetupFacts, environ: Mapping[str, str] | None,
+                    config_settings: Mapping[str, Any]) -> Configuration:
+        """A buildkit.torch project's: what its setup.py said (``facts``), with [tool.buildkit]."""
+        settings = load_drop_in_settings(root, option_keys(), facts)
+        return cls(settings, load_options(settings, environ, config_settings))
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,9 @@ COMPILER_INPUTS = {
     "environment CXX": "CMAKE_CXX_COMPILER",
     "nvcc": "CMAKE_CUDA_COMPILER", "-DCMAKE_CUDA_COMPILER": "CMAKE_CUDA_COMPILER",
     "environment CUDACXX": "CMAKE_CUDA_COMPILER",
+    # A buildkit.torch project's CUDA_HOME and CC (builder/configure/torch_project.py).
+    "-DCMAKE_CUDA_COMPILER (set by buildkit)": "CMAKE_CUDA_COMPILER",
+    "-DCMAKE_CUDA_HOST_COMPILER (set by buildkit)": "CMAKE_CUDA_COMPILER",
 }
 _PLAIN_LABELS = frozenset({*TOOL_LABELS.values(), "Python"})  # shown without quotes
 

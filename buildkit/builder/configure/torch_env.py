@@ -15,15 +15,20 @@ so, because an extension built against one torch does not load into another.
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from buildkit.builder.toolchain.tools import Compilers
+from buildkit.config.options import BuildOptions
+
 _USES_TORCH = re.compile(r"\b(?:find_package\s*\(\s*Torch\b|buildkit_torch_extension\s*\()", re.I)
 # torch/version.py: `cuda: Optional[str] = '12.8'` or `cuda = None`.
 _CUDA_VERSION = re.compile(r"^cuda\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", re.M)
 CMAKE_FOLDER = Path("share", "cmake", "Torch")
+DEFAULT_CUDA_HOME = "/usr/local/cuda"
 
 
 def project_uses_torch(cmakelists: Path) -> bool:
@@ -96,3 +101,63 @@ def isolation_mismatch(torch: InstalledTorch | None) -> str | None:
             f"environment, but {sysconfig.get_paths()['purelib']} has torch {target}: an extension built "
             f"against one torch does not load into another. Build with --no-build-isolation (or `buildkit "
             f"develop`) against the installed torch; docs/migration/from-cpp-extension.md says more.")
+
+
+# torch/utils/cpp_extension.py: `min_supported_cpython = "0x030A0000"  # Python 3.10 hexcode`.
+_LIMITED_API = re.compile(r"^min_supported_cpython\s*=\s*['\"]0x0*([0-9A-Fa-f])([0-9A-Fa-f]{2})[0-9A-Fa-f]{4}['\"]",
+                          re.M)
+
+
+def cpp_extension_limited_api(folder: Path) -> str | None:
+    """The stable ABI cpp_extension builds ``py_limited_api=True`` extensions for (its
+    ``Py_LIMITED_API`` define, from its source, without importing it): "3.10" for torch
+    2.13; None when that source names none."""
+    try:
+        match = _LIMITED_API.search((Path(folder) / "utils" / "cpp_extension.py").read_text(encoding="utf-8"))
+    except OSError:
+        return None
+    return f"{int(match[1], 16)}.{int(match[2], 16)}" if match else None
+
+
+def find_cuda_home(options: BuildOptions, nvcc_on_path: str | None) -> str | None:
+    """The CUDA toolkit as cpp_extension finds it: CUDA_HOME, CUDA_PATH, the folder above the
+    ``bin/`` of the nvcc on PATH (``nvcc_on_path``), else /usr/local/cuda where it exists."""
+    if options.cuda_home or options.cuda_path:
+        return options.cuda_home or options.cuda_path
+    if nvcc_on_path:
+        return os.path.dirname(os.path.dirname(nvcc_on_path))
+    return DEFAULT_CUDA_HOME if os.path.exists(DEFAULT_CUDA_HOME) else None
+
+
+def compiler_findings(torch: InstalledTorch, compilers: Compilers, *, cuda: bool,
+                      check_abi: bool) -> tuple[list[str], str | None]:
+    """What cpp_extension checks before it compiles: warnings (a C++ compiler other than GCC
+    or Clang, a GCC older than 5, an nvcc whose CUDA minor version differs from torch's) and
+    an error (an nvcc of another CUDA major version than torch's build).  ``check_abi``
+    False (TORCH_DONT_CHECK_COMPILER_ABI) leaves out the compiler's own checks."""
+    warnings = []
+    cxx = compilers.cxx
+    if check_abi and cxx is not None:
+        real = os.path.basename(os.path.realpath(cxx.path))
+        if not any(name in real for name in ("g++", "gcc", "clang")):
+            warnings.append(f"the C++ compiler {cxx.path} ({real}) is neither GCC nor Clang: torch's binaries are "
+                            "built with GCC, and another compiler may not share their ABI "
+                            "(TORCH_DONT_CHECK_COMPILER_ABI=1 skips this check)")
+        elif "clang" not in real and _numbers(cxx.version) < (5,):
+            warnings.append(f"the C++ compiler {cxx.path} is GCC {cxx.version}: torch's ABI needs GCC 5 or newer "
+                            "(TORCH_DONT_CHECK_COMPILER_ABI=1 skips this check)")
+    nvcc = compilers.nvcc
+    if not cuda or nvcc is None or torch.cuda is None:
+        return warnings, None
+    ours, theirs = _numbers(nvcc.version)[:2], _numbers(torch.cuda)[:2]
+    if ours[:1] != theirs[:1]:
+        return warnings, (f"nvcc {nvcc.path} is CUDA {nvcc.version}, but torch {torch.version} is a CUDA "
+                          f"{torch.cuda} build: an extension must be compiled with the CUDA major version torch was")
+    if ours != theirs:
+        warnings.append(f"nvcc {nvcc.path} is CUDA {nvcc.version} and torch {torch.version} a CUDA {torch.cuda} "
+                        "build: a minor version apart, which usually works")
+    return warnings, None
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])

@@ -6,8 +6,9 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from buildkit.builder.build_state import TORCH_PROJECT
+from buildkit.config.drop_in import tool_settings
 from buildkit.config.options import option_keys
-from buildkit.config.settings import load_settings
 from buildkit.errors import exit_on_error
 from buildkit.frontends.clean import clean_project
 
@@ -25,5 +26,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 @exit_on_error
 def _clean(args: argparse.Namespace) -> int:
-    clean_project(load_settings(Path(args.path), option_keys()), include_ignored=args.all, dry_run=args.dry_run)
+    clean_project(tool_settings(Path(args.path), option_keys(), TORCH_PROJECT), include_ignored=args.all,
+                  dry_run=args.dry_run)
     return 0

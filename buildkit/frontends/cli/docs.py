@@ -7,8 +7,9 @@ from pathlib import Path
 
 from buildkit.config.forwarding import CMAKE_ENVIRONMENT_VARIABLES, RESERVED_VARIABLES
 from buildkit.config.options import option_table
+from buildkit.config.pyproject import TABLE
 from buildkit.config.schema import KeyDoc, describe
-from buildkit.config.settings import SETTINGS, TABLE
+from buildkit.config.settings import SETTINGS
 
 HEADER = """# Configuration reference
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buildkit._util import console
+from buildkit.builder.build_state import TORCH_PROJECT
 from buildkit.builder.configure.cmake_cache import BuildFolderCache, project_uses_cuda
 from buildkit.builder.configure.torch_env import InstalledTorch, installed_torch, project_uses_torch
 from buildkit.builder.toolchain.cuda_arch import (
@@ -36,9 +37,10 @@ from buildkit.builder.toolchain.tools import (
     probe_tool,
     version_at_least,
 )
+from buildkit.config.drop_in import tool_settings, uses_drop_in
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.parsing import parse_bool
-from buildkit.config.settings import ProjectSettings, load_settings, setting_default
+from buildkit.config.settings import ProjectSettings, setting_default
 from buildkit.errors import BuildkitError, ConfigError, ToolchainError, exit_on_error
 from buildkit.frontends.cli.audit import WHEEL_TOOLS_FIX, find_wheel_tool
 
@@ -96,7 +98,8 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
         checks += _check_nvcc(compilers.nvcc, cuda_wanted)
     if uses_cuda:
         checks.append(_check_architectures(options, compilers.nvcc, gpu_present))
-    if settings is not None and project_uses_torch(settings.source_dir / "CMakeLists.txt"):
+    if settings is not None and (settings.generated_source  # a buildkit.torch project
+                                 or project_uses_torch(settings.source_dir / "CMakeLists.txt")):
         checks.append(_check_torch(installed_torch()))
     checks.append(_check_launcher(options, cache_path))
     checks.append(_check_memory(settings, options, cuda=uses_cuda))
@@ -305,7 +308,8 @@ def main(argv: Sequence[str] | argparse.Namespace | None = None) -> int:
 
 @exit_on_error
 def _doctor(root: Path) -> int:
-    settings = load_settings(root, option_keys()) if (root / "pyproject.toml").is_file() else None
+    settings = tool_settings(root, option_keys(), TORCH_PROJECT) if (root / "pyproject.toml").is_file() \
+        or uses_drop_in(root) else None
     options = load_options(settings)
     # Reuse the build dir's probe cache when there is one; never create the build dir.
     cache = cache_path_for(settings.build_dir) if settings and settings.build_dir.is_dir() else None

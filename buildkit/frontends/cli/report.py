@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from buildkit._util import console
-from buildkit.builder.build_state import BUILD_TRACE, NINJA_LOG, state_path
+from buildkit.builder.build_state import BUILD_TRACE, NINJA_LOG, TORCH_PROJECT, state_path
+from buildkit.config.drop_in import tool_settings
 from buildkit.config.options import option_keys
-from buildkit.config.settings import load_settings
 from buildkit.errors import BuildkitError, exit_on_error
 
 OBJECT_SUFFIXES = (".o", ".obj")
@@ -119,7 +119,7 @@ def write_trace(entries: Sequence[LogEntry], path: Path) -> Path:
 def default_build_dir() -> Path:
     """The project's build folder when run inside a project, else ./build."""
     try:
-        return load_settings(Path.cwd(), option_keys()).build_dir
+        return tool_settings(Path.cwd(), option_keys(), TORCH_PROJECT).build_dir
     except BuildkitError:
         return Path("build")
 

@@ -94,7 +94,7 @@ def _package(project: Project, overrides: dict[str, Any]) -> Distribution:
 
 
 def _enter(argv: Sequence[str], caller: handoff.Caller | None, overrides: dict[str, Any]) -> SetupResult:
-    root = _project_root(argv[0] if argv else "")
+    root = project_root(argv[0] if argv else "")
     if caller is not None and caller.project is not None and caller.project.root == root:
         # `buildkit develop` built it, and holds the folder's lock
         return _package(caller.project, overrides)
@@ -128,7 +128,7 @@ def _setup(root: Path, invocation: Invocation, overrides: dict[str, Any]) -> Set
         return packaged
 
 
-def _project_root(script_name: str) -> Path:
+def project_root(script_name: str) -> Path:
     script = Path(script_name) if script_name else None
     if script and script.name == "setup.py" and script.exists():
         return script.resolve().parent

@@ -1,0 +1,71 @@
+"""``buildkit.torch``: ``torch.utils.cpp_extension``'s setup.py API, built by buildkit.
+
+A PyTorch extension project ports by changing its imports::
+
+    -from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension, CUDA_HOME
+    +from buildkit.torch import BuildExtension, CppExtension, CUDAExtension, CUDA_HOME
+
+setup.py stays the project's configuration; buildkit writes its extensions as a CMake
+project in the build folder and builds that with Ninja, incrementally, with the compiler
+cache; a wheel requires the torch it was built against, and ``options={"bdist_wheel":
+{"py_limited_api": "cp39"}}`` gives one ``cp39-abi3`` wheel (buildkit's ``py-api``).
+``buildkit develop`` builds in place and answers a no-op without running setup.py.
+An argument cpp_extension takes that buildkit does not build stops with one error that
+names it.  docs/migration/from-cpp-extension.md has the details.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from typing import Any
+
+from buildkit.builder.configure.torch_env import find_cuda_home, installed_torch
+from buildkit.config.options import load_options
+from buildkit.errors import reporting_errors
+from buildkit.frontends.setuptools.commands.torch_build_ext import BuildExtension
+from buildkit.package.torch_extension import TorchExtension
+
+
+def CppExtension(name: str, sources: Sequence[str], *args: Any, **kwargs: Any) -> TorchExtension:
+    """A C++ extension module: cpp_extension's ``CppExtension``."""
+    return reporting_errors(lambda: TorchExtension(name, sources, *args, cuda=False, **kwargs))
+
+
+def CUDAExtension(name: str, sources: Sequence[str], *args: Any, **kwargs: Any) -> TorchExtension:
+    """A C++/CUDA extension module, linked to torch's CUDA libraries: cpp_extension's ``CUDAExtension``."""
+    return reporting_errors(lambda: TorchExtension(name, sources, *args, cuda=True, **kwargs))
+
+
+def include_paths(device_type: str = "cpu") -> list[str]:
+    """torch's header folders (cpp_extension's ``include_paths``; ``"cuda"`` adds the toolkit's).
+    buildkit.torch extensions get them without asking."""
+    torch = installed_torch()
+    folders = [str(torch.folder / "include"), str(torch.folder / "include" / "torch" / "csrc" / "api" / "include")] \
+        if torch else []
+    if device_type == "cuda" and CUDA_HOME:
+        folders.append(f"{CUDA_HOME}/include")
+    return folders
+
+
+def library_paths(device_type: str = "cpu") -> list[str]:
+    """torch's library folder (cpp_extension's ``library_paths``; ``"cuda"`` adds the toolkit's)."""
+    torch = installed_torch()
+    folders = [str(torch.folder / "lib")] if torch else []
+    if device_type == "cuda" and CUDA_HOME:
+        folders.append(f"{CUDA_HOME}/lib64")
+    return folders
+
+
+def _cuda_home() -> str | None:
+    """cpp_extension's ``CUDA_HOME``: the CUDA toolkit, for a CUDA build of torch; None for a CPU build."""
+    torch = installed_torch()
+    if torch is None or torch.cuda is None:
+        return None
+    return find_cuda_home(load_options(None), shutil.which("nvcc"))
+
+
+CUDA_HOME = reporting_errors(_cuda_home)
+
+__all__ = ["CUDA_HOME", "BuildExtension", "CUDAExtension", "CppExtension", "include_paths",
+           "library_paths"]

@@ -14,6 +14,7 @@ import pytest
 from buildkit.builder.toolchain import tools as toolchain
 from buildkit_testing.processes import run
 from buildkit_testing.projects import copy_test_package
+from buildkit_testing.torch_venvs import ROWS, torch_venv
 from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, overlay_venv, pip_install, pip_into, venv_env
 
 
@@ -28,6 +29,14 @@ def test_package(tmp_path_factory) -> Callable[..., Path]:
         return copy_test_package(scenario, target or tmp_path_factory.mktemp(scenario) / scenario)
 
     return copy
+
+
+@pytest.fixture(scope="session", params=ROWS)
+def torch_python(request, tmp_path_factory, wheelhouse: Path) -> Path:
+    """A fresh venv with a real torch (the newest on the package index, then the pinned older
+    one: buildkit_testing.torch_venvs) and buildkit; its python.  One per row for the session:
+    the torch-marked modules share them."""
+    return torch_venv(request.param, tmp_path_factory.mktemp(f"torch-{request.param}"), wheelhouse)
 
 
 @pytest.fixture

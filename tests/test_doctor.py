@@ -72,7 +72,7 @@ def test_bad_architectures(project: Path, monkeypatch: pytest.MonkeyPatch, arch_
     monkeypatch.setenv("USE_CUDA", "ON")
     monkeypatch.setenv("DEMO_CUDA_ARCH_LIST", arch_list)
     assert main([str(project)]) == 1
-    settings = doctor.load_settings(project, doctor.option_keys())
+    settings = load_settings(project, doctor.option_keys())
     check = by_name(run_doctor(settings, load_options(settings)))["CUDA architectures"]
     assert check.status == "problem" and check.path == "DEMO_CUDA_ARCH_LIST"
     assert detail in check.detail and fix in check.fix
@@ -84,7 +84,7 @@ def test_architecture_unknown_to_nvcc(project: Path, monkeypatch: pytest.MonkeyP
     nvcc = find_compilers(cuda=True).nvcc
     if nvcc is None or not version_at_least(nvcc.version, "11.8"):
         pytest.skip("no working nvcc")
-    settings = doctor.load_settings(project, doctor.option_keys())
+    settings = load_settings(project, doctor.option_keys())
     check = by_name(run_doctor(settings, load_options(settings)))["CUDA architectures"]
     assert check.status == "problem" and "sm_990" in check.detail and "--list-gpu-arch" in check.fix
 
@@ -205,7 +205,7 @@ def test_architectures_are_what_the_build_uses(project: Path, monkeypatch: pytes
     monkeypatch.setenv("USE_CUDA", "ON")
     monkeypatch.delenv("DEMO_CUDA_ARCH_LIST", raising=False)
     monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
-    settings = doctor.load_settings(project, doctor.option_keys())
+    settings = load_settings(project, doctor.option_keys())
     check = by_name(run_doctor(settings, load_options(settings)))["CUDA architectures"]
     assert (check.status, check.version) == ("note", "-") and "CMakeLists.txt" in check.detail, check
     monkeypatch.setenv("USE_CUDA", "OFF")

@@ -15,10 +15,7 @@ cannot install a row it is skipped with the reason.  The CUDA tests also need nv
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
-import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -30,11 +27,10 @@ from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.cuda import find_nvcc, needs_nvcc
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
-from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, pip_into, site_packages
+from buildkit_testing.torch_venvs import PINNED_TORCH, public_version
+from buildkit_testing.venvs import pip_into, site_packages
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
-
-PINNED_TORCH = "2.13.0"  # the older release every row is also tested against
 
 CHECK = """
 import torch, torchext
@@ -46,35 +42,9 @@ print(torchext.cxx_standard)
 """
 
 
-def newest_torch() -> str:
-    """The newest torch release on the package index (pip's own answer, no local cap)."""
-    listed = run([sys.executable, "-m", "pip", "index", "versions", "torch"], check=False,
-                 env=clean_env(PIP_CONSTRAINT=os.devnull))
-    found = re.search(r"^torch \(([^)]+)\)", listed.stdout, re.MULTILINE)
-    if found is None:
-        pytest.skip(f"the package index lists no torch here: {listed.stderr.strip()[-300:]}")
-    return found[1]
-
-
-@pytest.fixture(scope="module", params=["newest", "pinned"])
-def torch_venv(request, tmp_path_factory, wheelhouse: Path) -> Path:
-    """A fresh venv with torch and buildkit from the wheelhouse.  torch comes through pip's
-    own configuration and the caller's PIP_* variables (for the pinned row here: the
-    machine's local CPU wheel; elsewhere PIP_INDEX_URL can name a CPU-only index)."""
-    version = newest_torch() if request.param == "newest" else PINNED_TORCH
-    python = make_venv(tmp_path_factory.mktemp(f"torch-{request.param}") / "venv", with_pip=False)
-    installed = run([sys.executable, "-m", "pip", "--python", python, "install", "-q", f"torch=={version}"],
-                    check=False, timeout=1800, env=clean_env(PIP_CONSTRAINT=os.devnull))
-    if installed.returncode != 0:
-        pytest.skip(f"torch=={version} cannot be installed here: {installed.stderr.strip()[-500:]}")
-    pip_into(python, wheelhouse, "install", "-q", *BUILDKIT_WITH_TOOLS, "setuptools", "wheel")
-    return python
-
-
-def public_version(python: Path, distribution: str) -> str:
-    """The installed version of ``distribution`` without its local part (2.13.0+cpu: 2.13.0)."""
-    script = f"from importlib.metadata import version; print(version({distribution!r}))"
-    return run([python, "-c", script]).stdout.strip().split("+")[0]
+@pytest.fixture
+def torch_venv(torch_python: Path) -> Path:
+    return torch_python
 
 
 def test_torch_extensions_build_into_a_wheel_that_runs_against_torch(

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-import statistics
 import sys
 import tarfile
 import time
@@ -31,16 +30,17 @@ import pytest
 
 from buildkit.builder.configure.torch_env import cuda_version
 from buildkit.frontends.cli.audit import audit
-from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.cuda import find_nvcc
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
-from buildkit_testing.torch_venvs import public_version
+from buildkit_testing.torch_venvs import public_version, wheel_without_isolation
 from buildkit_testing.venvs import pip_into, site_packages
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
-NOOP_BUDGET_S = 0.15  # a no-op `buildkit develop` of such a project, median wall time
+# A no-op `buildkit develop` of such a project, wall time (interpreter start included) of the
+# best of several runs: the machine's other work only ever adds to a run.
+NOOP_BUDGET_S = 0.15
 
 OPS_CHECK = """
 import torch, dropin_ops
@@ -100,7 +100,7 @@ def test_extension_cpp_like_develop_no_op_and_edits(test_package: Callable[..., 
     # Nothing changed: answered without running setup.py (which imports torch), nor importing torch.
     times = noop_times(torch_python, project, **env)
     assert setup_runs(log) == 1
-    assert statistics.median(times) <= NOOP_BUDGET_S, f"no-op develop took {times} s"
+    assert min(times) <= NOOP_BUDGET_S, f"no-op develop took {times} s"
     imports = run([torch_python, "-X", "importtime", "-m", "buildkit", "develop", project], cwd=project,
                   env=clean_env(**env)).stderr
     imported = {line.split("|")[-1].strip() for line in imports.splitlines() if line.startswith("import time:")}
@@ -134,9 +134,7 @@ def test_extension_cpp_like_develop_no_op_and_edits(test_package: Callable[..., 
 def test_extension_cpp_like_wheel_is_one_abi3_wheel_pinned_to_torch(
         test_package: Callable[..., Path], torch_python: Path, wheelhouse: Path, tmp_path: Path) -> None:
     project = test_package("torch_dropin_ops")
-    dist = tmp_path / "dist"
-    pip_into(torch_python, wheelhouse, "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", dist, project)
-    wheel = only_wheel(dist)
+    wheel = wheel_without_isolation(torch_python, wheelhouse, project, tmp_path / "dist")
     assert wheel.name == "dropin_ops-0.1.0-cp39-abi3-linux_x86_64.whl", wheel.name
     archive = zipfile.ZipFile(wheel)
     assert "dropin_ops/_C.abi3.so" in archive.namelist(), archive.namelist()
@@ -164,13 +162,11 @@ def test_torch_scatter_like_develop_and_wheel(test_package: Callable[..., Path],
     modules = checked(torch_python, SEGMENTS_CHECK, tmp_path / "elsewhere")
     assert "['_segment_cpu.so', '_version_cpu.so']" in modules, modules  # no_python_abi_suffix=True
     times = noop_times(torch_python, project, runs=5)
-    assert statistics.median(times) <= NOOP_BUDGET_S, f"no-op develop took {times} s"
+    assert min(times) <= NOOP_BUDGET_S, f"no-op develop took {times} s"
     ninja = (build_folder(project) / "build.ninja").read_text()
     assert "-fopenmp" in ninja and "-UNDEBUG" not in ninja  # torch's OpenMP, read by setup.py
 
-    dist = tmp_path / "dist"
-    pip_into(torch_python, wheelhouse, "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", dist, project)
-    wheel = only_wheel(dist)
+    wheel = wheel_without_isolation(torch_python, wheelhouse, project, tmp_path / "dist")
     names = zipfile.ZipFile(wheel).namelist()
     assert {"torch_segments/_segment_cpu.so", "torch_segments/_version_cpu.so"} <= set(names), names
     assert re.fullmatch(r"torch_segments-1\.2\.0-cp3\d+-cp3\d+-linux_x86_64\.whl", wheel.name), wheel.name
@@ -234,10 +230,9 @@ def test_torch_scatter_from_its_sdist_with_its_imports_changed(torch_python: Pat
 
     develop(torch_python, project, FORCE_ONLY_CPU="1")
     assert "torch_scatter" in checked(torch_python, SCATTER_CHECK, tmp_path / "elsewhere")
-    assert statistics.median(noop_times(torch_python, project, runs=5, FORCE_ONLY_CPU="1")) <= NOOP_BUDGET_S
-    wheel_dir = tmp_path / "dist"
-    pip_into(torch_python, wheelhouse, "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", wheel_dir, project,
-             FORCE_ONLY_CPU="1")
-    names = zipfile.ZipFile(only_wheel(wheel_dir)).namelist()
+    times = noop_times(torch_python, project, runs=5, FORCE_ONLY_CPU="1")
+    assert min(times) <= NOOP_BUDGET_S, f"no-op develop took {times} s"
+    wheel = wheel_without_isolation(torch_python, wheelhouse, project, tmp_path / "dist", FORCE_ONLY_CPU="1")
+    names = zipfile.ZipFile(wheel).namelist()
     assert {f"torch_scatter/_{name}_cpu.so" for name in ("version", "scatter", "segment_csr", "segment_coo")} \
         <= set(names), names

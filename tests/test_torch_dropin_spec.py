@@ -14,7 +14,13 @@ import pytest
 
 from buildkit.builder.configure import torch_env
 from buildkit.builder.configure.torch_env import InstalledTorch, compiler_findings, cpp_extension_limited_api
-from buildkit.builder.configure.torch_project import TorchModule, TorchProject, cmake_lists, write_cmake_project
+from buildkit.builder.configure.torch_project import (
+    TorchModule,
+    TorchProject,
+    cmake_lists,
+    compiler_defines,
+    write_cmake_project,
+)
 from buildkit.builder.toolchain.tools import Compilers, Tool, find_cmake
 from buildkit.config.drop_in import TORCH, SetupFacts, load_drop_in_settings, uses_drop_in
 from buildkit.config.options import option_keys
@@ -274,3 +280,16 @@ def test_cuda_home_as_cpp_extension_finds_it(monkeypatch: pytest.MonkeyPatch, tm
     assert torch_env.find_cuda_home(load_options(None, {}), "/c/bin/nvcc") == "/c"
     monkeypatch.setattr(torch_env, "DEFAULT_CUDA_HOME", str(tmp_path / "none"))
     assert torch_env.find_cuda_home(load_options(None, {}), None) is None
+
+
+def test_cpp_extensions_cuda_environment_reaches_cmake() -> None:
+    from buildkit.config.options import load_options
+
+    assert compiler_defines(load_options(None, {"CUDA_HOME": "/cuda", "CC": "gcc-12"})) == {
+        "CMAKE_CUDA_COMPILER": "/cuda/bin/nvcc", "CUDAToolkit_ROOT": "/cuda", "CUDA_TOOLKIT_ROOT_DIR": "/cuda",
+        "CMAKE_CUDA_HOST_COMPILER": "gcc-12"}
+    # CUDACXX names the compiler, and the user's own -D the host compiler: theirs win.
+    assert compiler_defines(load_options(None, {"CUDA_PATH": "/cuda", "CUDACXX": "/other/nvcc", "CC": "gcc",
+                                                "CMAKE_CUDA_HOST_COMPILER": "g++-11"})) == {
+        "CUDAToolkit_ROOT": "/cuda", "CUDA_TOOLKIT_ROOT_DIR": "/cuda"}
+    assert compiler_defines(load_options(None, {})) == {}

@@ -23,11 +23,10 @@ from pathlib import Path
 import pytest
 
 from buildkit.builder.configure.torch_env import cuda_version
-from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.cuda import find_nvcc, needs_nvcc
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
-from buildkit_testing.torch_venvs import PINNED_TORCH, public_version
+from buildkit_testing.torch_venvs import PINNED_TORCH, public_version, wheel_without_isolation
 from buildkit_testing.venvs import pip_into, site_packages
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
@@ -50,9 +49,7 @@ def torch_venv(torch_python: Path) -> Path:
 def test_torch_extensions_build_into_a_wheel_that_runs_against_torch(
         test_package: Callable[..., Path], torch_venv: Path, wheelhouse: Path, tmp_path: Path) -> None:
     project = test_package("torch_ext")
-    dist = tmp_path / "dist"
-    pip_into(torch_venv, wheelhouse, "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", dist, project)
-    wheel = only_wheel(dist)
+    wheel = wheel_without_isolation(torch_venv, wheelhouse, project, tmp_path / "dist")
     pip_into(torch_venv, wheelhouse, "install", "-q", "--no-deps", wheel)
 
     elsewhere = tmp_path / "elsewhere"

@@ -86,14 +86,18 @@ class TorchProject:
 
 
 def compiler_defines(options: BuildOptions) -> dict[str, str]:
-    """What cpp_extension's environment says about the CUDA compiler, for CMake: the nvcc of
-    CUDA_HOME (or CUDA_PATH) when CUDACXX is unset, and CC as nvcc's host compiler (cpp_extension
-    passes ``-ccbin $CC``).  A ``-D`` of the user's own for either wins."""
+    """What cpp_extension's environment says about CUDA, for CMake: CUDA_HOME (or CUDA_PATH) is
+    the toolkit (for CMake's CUDAToolkit and torch's FindCUDA) whose nvcc compiles when CUDACXX
+    is unset, and CC is nvcc's host compiler (cpp_extension passes ``-ccbin $CC``).  A ``-D`` of
+    the user's own for any of them wins."""
     defines = dict(options.cmake_defines)
     found = {}
     toolkit = options.cuda_home or options.cuda_path
     if toolkit and not options.cudacxx and "CMAKE_CUDA_COMPILER" not in defines:
         found["CMAKE_CUDA_COMPILER"] = os.path.join(toolkit, "bin", "nvcc")
+    for name in ("CUDAToolkit_ROOT", "CUDA_TOOLKIT_ROOT_DIR"):
+        if toolkit and name not in defines:
+            found[name] = toolkit
     if options.cc and "CMAKE_CUDA_HOST_COMPILER" not in defines:
         found["CMAKE_CUDA_HOST_COMPILER"] = options.cc
     return found

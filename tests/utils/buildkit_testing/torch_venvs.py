@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.processes import clean_env, run
 from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, pip_into
 
@@ -49,3 +50,10 @@ def public_version(python: Path, distribution: str) -> str:
     """The installed version of ``distribution`` without its local part (2.13.0+cpu: 2.13.0)."""
     script = f"from importlib.metadata import version; print(version({distribution!r}))"
     return run([python, "-c", script]).stdout.strip().split("+")[0]
+
+
+def wheel_without_isolation(python: Path, wheelhouse: Path, project: Path, out: Path, **env: str) -> Path:
+    """`pip wheel --no-build-isolation` of ``project`` in the venv of ``python`` (a torch
+    extension builds against the torch installed there); the one wheel made in ``out``."""
+    pip_into(python, wheelhouse, "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", out, project, **env)
+    return only_wheel(out)

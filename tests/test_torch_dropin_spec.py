@@ -15,6 +15,7 @@ import pytest
 from buildkit.builder.configure import torch_env
 from buildkit.builder.configure.torch_env import InstalledTorch, compiler_findings, cpp_extension_limited_api
 from buildkit.builder.configure.torch_project import (
+    LANGUAGES,
     TorchModule,
     TorchProject,
     cmake_lists,
@@ -293,3 +294,21 @@ def test_cpp_extensions_cuda_environment_reaches_cmake() -> None:
                                                 "CMAKE_CUDA_HOST_COMPILER": "g++-11"})) == {
         "CUDAToolkit_ROOT": "/cuda", "CUDA_TOOLKIT_ROOT_DIR": "/cuda"}
     assert compiler_defines(load_options(None, {})) == {}
+
+
+def test_the_no_op_record_lists_the_sources_of_setup_pys_folders(tmp_path: Path) -> None:
+    """A folder whose sources setup.py globs counts by its list of sources: an editor's save
+    through a new file and a rename keeps it (the folder's time moves), a source added does not."""
+    from buildkit.frontends import noop_record
+
+    assert set(noop_record.LISTED_SUFFIXES) == set(LANGUAGES)
+    folder = tmp_path / "csrc"
+    folder.mkdir()
+    (folder / "a.cpp").write_text("int a;\n")
+    before = noop_record.inputs(str(tmp_path), True, [], [str(folder)])
+    (folder / ".a.cpp.swp").write_text("editor state")
+    (folder / "a.cpp.new").write_text("int a = 1;\n")
+    (folder / "a.cpp.new").rename(folder / "a.cpp")
+    assert noop_record.inputs(str(tmp_path), True, [], [str(folder)])["listings"] == before["listings"]
+    (folder / "b.cu").write_text("")
+    assert noop_record.inputs(str(tmp_path), True, [], [str(folder)])["listings"] == {str(folder): ["a.cpp", "b.cu"]}

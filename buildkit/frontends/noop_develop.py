@@ -103,8 +103,8 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None, *, f
     # `buildkit develop`, then an editable install's rebuild on import, stays a no-op.
     recorded = record["inputs"]
     registered = register or recorded.get("register") is True
-    now = inputs(root, registered, list(recorded["files"]), fixed=()) if for_import else \
-        inputs(root, registered, record["files"])
+    now = inputs(root, registered, list(recorded["files"]), record["folders"], fixed=()) if for_import else \
+        inputs(root, registered, record["files"], record["folders"])
     if recorded != now:
         return False
     if held_here(record["build_dir"]):

@@ -83,11 +83,12 @@ def record(project: Project, register: bool) -> None:
               str(project.root / project.settings.readme)]  # the registration's METADATA holds the README
     stub = project.settings.extension
     files += [str(project.root / source) for source in (stub.sources if stub else ())]
-    files += [str(folder) for folder in project.settings.configuration_inputs]  # a buildkit.torch setup.py's globs
     files += noop_record.buildkit_files()
     files = list(dict.fromkeys(files))
+    folders = [str(folder) for folder in project.settings.configuration_inputs]  # a buildkit.torch setup.py's globs
     root = str(project.root)
-    noop_record.write_record(str(build_dir), {"files": files, "inputs": noop_record.inputs(root, register, files),
+    noop_record.write_record(str(build_dir), {"files": files, "folders": folders,
+                                              "inputs": noop_record.inputs(root, register, files, folders),
                                               "build_dir": str(build_dir), **build})
 
 

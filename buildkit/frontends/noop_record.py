@@ -25,7 +25,7 @@ try:  # built into CPython; hashlib would load OpenSSL's library for the same di
 except ImportError:  # pragma: no cover - interpreters without it
     from hashlib import blake2b
 
-HEADER = marshal_file.header("no-op record 2")
+HEADER = marshal_file.header("no-op record 3")
 # Variables a shell changes between commands without changing what a build does, and the
 # mark an editable install's rebuild on import gives its build (buildkit/editable_rebuild.py).
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID",
@@ -39,8 +39,11 @@ VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_S
 _STARTING_ENVIRONMENT = dict(os.environ)
 _STARTING_PATH = tuple(sys.path if sys.flags.safe_path else sys.path[1:])
 # What the first stage needs from a record, with its type.
-FIELDS = {"files": list, "inputs": dict, "build_dir": str, "build_command": list, "jobs": int,
+FIELDS = {"files": list, "folders": list, "inputs": dict, "build_dir": str, "build_command": list, "jobs": int,
           "install_prefix": str, "cmake": str, "build_type": str, "install_summary": str}
+# The sources a setup.py finds by globbing a folder (buildkit.torch projects: the suffixes of
+# builder/configure/torch_project.py's LANGUAGES): a folder's record is the list of these.
+LISTED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".cu")
 
 
 def stat_of(path: str) -> list[int] | None:
@@ -87,13 +90,25 @@ def _environment() -> str:
     return blake2b("\0".join(items).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def inputs(root: str, register: bool, files: list[str], fixed: Sequence[str] | None = None) -> dict[str, Any]:
+def inputs(root: str, register: bool, files: list[str], folders: Sequence[str] = (),
+           fixed: Sequence[str] | None = None) -> dict[str, Any]:
     """What the no-op depends on now: ``files`` are the recorded run's own (its build
-    folder's records, tools, package folder, buildkit's modules), ``fixed`` those of every
-    run (by default its configuration files, git's HEAD and the import path's folders)."""
+    folder's records, tools, package folder, buildkit's modules), ``folders`` those whose
+    sources a buildkit.torch setup.py found by globbing (their listing, not their time: an
+    editor that saves through a new file and a rename changes a folder's time, not its list),
+    ``fixed`` those of every run (by default its configuration files, git's HEAD and the
+    import path's folders)."""
     every = [*(_fixed_files(root) if fixed is None else fixed), *files]
     return {"register": register, "python": sys.executable, "prefix": sys.prefix,
-            "environment": _environment(), "files": {path: stat_of(path) for path in every}}
+            "environment": _environment(), "files": {path: stat_of(path) for path in every},
+            "listings": {folder: _sources_in(folder) for folder in folders}}
+
+
+def _sources_in(folder: str) -> list[str] | None:
+    try:
+        return sorted(name for name in os.listdir(folder) if name.endswith(LISTED_SUFFIXES))
+    except OSError:
+        return None
 
 
 def record_path(build_dir: str) -> str:

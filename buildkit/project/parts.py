@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from buildkit.config.drop_in import SetupFacts, load_drop_in_settings
+from buildkit.config.drop_in import SetupFacts, load_drop_in_settings, uses_drop_in
 from buildkit.config.modes import InstallPrefix, WheelMode
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.settings import ProjectSettings, load_settings
 from buildkit.config.without_cmake import check_without_cmake
+from buildkit.errors import ConfigError
 from buildkit.package.layout import PackageDataRule, default_rules, rules_from_config
 from buildkit.package.staging import staging_root
 
@@ -38,7 +39,17 @@ class Configuration:
              config_settings: Mapping[str, Any]) -> Configuration:
         """A bad value or a mode conflict raises here, before any work (with `cmake = false`, an
         option of a CMake build too)."""
-        settings = load_settings(root, option_keys())
+        try:
+            settings = load_settings(root, option_keys())
+        except ConfigError as error:
+            if not uses_drop_in(root):
+                raise
+            raise ConfigError(
+                f"{error.message} {Path(root).resolve() / 'setup.py'} builds with buildkit.torch, so setup.py is "
+                "the project's configuration, and this command reads [project] instead.",
+                "Build it with `buildkit develop` or `buildkit build`, pip (`pip install --no-build-isolation .`, "
+                "`pip wheel --no-build-isolation .`) or `python -m build --no-isolation`; "
+                "docs/migration/from-cpp-extension.md.") from None
         options = load_options(settings, environ, config_settings)
         check_without_cmake(settings, options)
         return cls(settings, options)

@@ -181,13 +181,28 @@ def test_cuda_extension_compiles_links_device_code_and_loads(
         pytest.skip("this row's torch is a CPU build: CUDAExtension needs a CUDA build of torch")
     toolkit = Path(nvcc).resolve().parent.parent  # CUDA_HOME, as a user sets it
     project = test_package("torch_dropin_ops")
-    output = develop(torch_python, project, DROPIN_CUDA="1", CUDA_HOME=str(toolkit), TORCH_CUDA_ARCH_LIST="7.5")
+    # dlink=True links device code with -dlto, as cpp_extension does; a toolkit without the
+    # link-time optimizer (this machine's lacks libnvJitLink) device-links without it.
+    dlink = "lto" if device_link_lto(toolkit, tmp_path / "probe") else "plain"
+    output = develop(torch_python, project, DROPIN_CUDA="1", DROPIN_DLINK=dlink, CUDA_HOME=str(toolkit),
+                     TORCH_CUDA_ARCH_LIST="7.5")
     ninja = (build_folder(project) / "build.ninja").read_text()
     assert "sm_75" in ninja and "sm_50" not in ninja, output  # TORCH_CUDA_ARCH_LIST, with PyTorch's meaning
     assert re.search(r"-rdc=true|--relocatable-device-code=true", ninja)  # dlink=True: device code linked
     assert list(build_folder(project).rglob("cmake_device_link.o")), "no device link step"
     assert f"{toolkit}/bin/nvcc" in (build_folder(project) / "CMakeCache.txt").read_text()  # CUDA_HOME's nvcc
+    assert ("-dlto" in ninja) is (dlink == "lto")
     checked(torch_python, OPS_CHECK, tmp_path / "elsewhere")  # loads without a GPU; the CPU kernels run
+
+
+def device_link_lto(toolkit: Path, folder: Path) -> bool:
+    """Whether the toolkit's nvcc links device code with link-time optimization (-dlink -dlto)."""
+    folder.mkdir()
+    (folder / "a.cu").write_text("__device__ int twice(int x) { return 2 * x; }\n")
+    nvcc = toolkit / "bin" / "nvcc"
+    compiled = run([nvcc, "-arch=sm_75", "-dc", "-dlto", "a.cu", "-o", "a.o"], cwd=folder, check=False)
+    linked = run([nvcc, "-arch=sm_75", "-dlink", "-dlto", "a.o", "-o", "link.o"], cwd=folder, check=False)
+    return compiled.returncode == 0 and linked.returncode == 0
 
 
 SCATTER_CHECK = """

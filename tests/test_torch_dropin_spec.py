@@ -65,6 +65,10 @@ def test_dlink_links_device_code_as_cpp_extension_does() -> None:
     module = ext.module(ROOT, limited_api=None, abi_suffix=True, torch_cuda="12.8")
     assert module.dlink and module.dlink_flags == ("-Xnvlink=-v", "-dlto", "-L/opt/nvshmem/lib", "-lnvshmem")
     assert "-dlto" not in ext.module(ROOT, limited_api=None, abi_suffix=True, torch_cuda="11.1").dlink_flags
+    # An nvcc_dlink list alone device-links too, with its flags only (no -dlto), as cpp_extension does.
+    plain = module_of(cuda=True, extra_compile_args={"nvcc": ["-rdc=true"], "nvcc_dlink": ["-Xnvlink=-v"]})
+    assert plain.dlink and plain.dlink_flags == ("-Xnvlink=-v",)
+    assert not module_of(cuda=True, extra_compile_args={"nvcc": ["-rdc=true"]}).dlink
 
 
 def test_architecture_flags_of_its_own_turn_cmakes_off() -> None:

@@ -55,9 +55,12 @@ class TorchExtension(CMakeBuiltExtension):
         if not isinstance(name, str) or not all(part.isidentifier() for part in name.split(".")):
             raise ConfigError(f"{where}: the name must be a dotted module name, such as `pkg._C`.", HINT)
         self.cuda = cuda
-        self.dlink = bool(kwargs.pop("dlink", False))
         self.dlink_libraries = _strings(kwargs.pop("dlink_libraries", []), "dlink_libraries", where)
+        # cpp_extension's CUDAExtension: dlink=True or dlink_libraries link device code with -dlto;
+        # its BuildExtension device-links whenever extra_compile_args names an nvcc_dlink list.
+        self.dlink = bool(kwargs.pop("dlink", False) or self.dlink_libraries)
         self.compile_args = _compile_args(kwargs.get("extra_compile_args", []), where)
+        self.device_link = self.dlink or "nvcc_dlink" in (kwargs.get("extra_compile_args") or [])
         self.macros = _macros(kwargs.get("define_macros", []), where)
         for keyword in LIST_KEYWORDS:
             _strings(kwargs.get(keyword, []), keyword, where)
@@ -95,7 +98,7 @@ class TorchExtension(CMakeBuiltExtension):
             define_macros=self.macros, undef_macros=tuple(self.undef_macros), libraries=tuple(self.libraries),
             library_dirs=tuple(_absolute(root, folder) for folder in self.library_dirs),
             cxx_flags=tuple(cxx), nvcc_flags=tuple(nvcc), link_flags=tuple(self.extra_link_args),
-            dlink=self.dlink, dlink_flags=tuple(dlink), limited_api=limited_api, abi_suffix=abi_suffix,
+            dlink=self.device_link, dlink_flags=tuple(dlink), limited_api=limited_api, abi_suffix=abi_suffix,
             # cpp_extension adds no architectures of its own when the nvcc flags name some.
             own_architectures=any("arch" in flag and "TORCH_EXTENSION_NAME" not in flag for flag in nvcc))
 

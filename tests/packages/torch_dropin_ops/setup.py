@@ -23,12 +23,16 @@ def extensions():
     if use_cuda:
         sources += sorted(glob.glob(os.path.join("dropin_ops", "csrc", "cuda", "*.cu")))
     kind = CUDAExtension if use_cuda else CppExtension
-    options = {"dlink": True} if use_cuda else {}
+    compile_args = {"cxx": ["-O2", "-fdiagnostics-color=always"], "nvcc": ["-O2", "-rdc=true"]}
+    options = {}
+    if use_cuda and os.environ.get("DROPIN_DLINK") == "plain":
+        compile_args["nvcc_dlink"] = []  # device linking without link-time optimization
+    elif use_cuda:
+        options["dlink"] = True  # device linking with -dlto (a toolkit with nvJitLink's LTO)
     return [kind(
         "dropin_ops._C",
         sources,
-        extra_compile_args={"cxx": ["-O2", "-fdiagnostics-color=always"],
-                            "nvcc": ["-O2", "-rdc=true"]},
+        extra_compile_args=compile_args,
         extra_link_args=[],
         py_limited_api=PY_LIMITED_API,
         **options,

@@ -23,11 +23,9 @@ from buildkit.project import Project
 
 
 def run_setup_command(root: Path, arguments: list[str]) -> None:
-    """Run the project's setup.py in this process, as ``python setup.py <arguments>`` would,
-    and leave the environment as it was: what setup.py sets there (distutils sets ``PLAT``)
-    is its run's, and must not reach the no-op record this command writes after it."""
+    """Run the project's setup.py in this process, as ``python setup.py <arguments>`` would."""
     setup_py = root / "setup.py"
-    saved_argv, saved_cwd, saved_environ = sys.argv[:], os.getcwd(), dict(os.environ)
+    saved_argv, saved_cwd = sys.argv[:], os.getcwd()
     sys.argv = [str(setup_py), *arguments]
     os.chdir(root)
     try:
@@ -38,9 +36,6 @@ def run_setup_command(root: Path, arguments: list[str]) -> None:
     finally:
         os.chdir(saved_cwd)
         sys.argv = saved_argv
-        if dict(os.environ) != saved_environ:
-            os.environ.clear()
-            os.environ.update(saved_environ)
 
 
 def develop(root: Path, invocation: Invocation, *, register: bool = True) -> Project:

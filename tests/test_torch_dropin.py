@@ -30,7 +30,7 @@ import pytest
 
 from buildkit.builder.configure.torch_env import cuda_version
 from buildkit.frontends.cli.audit import audit
-from buildkit_testing.cuda import find_nvcc
+from buildkit_testing.cuda import cuda_toolkit_root, find_nvcc
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
 from buildkit_testing.torch_venvs import public_version, wheel_without_isolation
@@ -174,12 +174,11 @@ def test_torch_scatter_like_develop_and_wheel(test_package: Callable[..., Path],
 
 def test_cuda_extension_compiles_links_device_code_and_loads(
         test_package: Callable[..., Path], torch_python: Path, tmp_path: Path) -> None:
-    nvcc = find_nvcc()
-    if nvcc is None:
+    if find_nvcc() is None:
         pytest.skip("needs nvcc")
     if cuda_version(site_packages(torch_python) / "torch") is None:
         pytest.skip("this row's torch is a CPU build: CUDAExtension needs a CUDA build of torch")
-    toolkit = Path(nvcc).resolve().parent.parent  # CUDA_HOME, as a user sets it
+    toolkit = cuda_toolkit_root()  # CUDA_HOME, as a user sets it
     project = test_package("torch_dropin_ops")
     # dlink=True links device code with -dlto, as cpp_extension does; a toolkit without the
     # link-time optimizer (this machine's lacks libnvJitLink) device-links without it.

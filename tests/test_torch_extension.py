@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from buildkit.builder.configure.torch_env import cuda_version
-from buildkit_testing.cuda import find_nvcc, needs_nvcc
+from buildkit_testing.cuda import cuda_toolkit_root, find_nvcc, needs_nvcc
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
 from buildkit_testing.torch_venvs import PINNED_TORCH, public_version, wheel_without_isolation
@@ -108,15 +108,6 @@ def configure(torch_venv: Path, project: Path, **variables: str) -> str:
     """Configure only (CMAKE_ONLY=1); the configure log."""
     run([torch_venv, "-m", "buildkit", "build", project], cwd=project, env=clean_env(CMAKE_ONLY="1", **variables))
     return (build_folder(project) / ".buildkit" / "logs" / "configure.log").read_text()
-
-
-def cuda_toolkit_root() -> Path:
-    """The CUDA toolkit's root, which torch's FindCUDA wants (nvcc may be a wrapper outside it)."""
-    roots = [Path(find_nvcc()).resolve().parent.parent, Path("/usr/local/cuda")]
-    toolkit = next((root for root in roots if (root / "include" / "cuda_runtime.h").is_file()), None)
-    if toolkit is None:
-        pytest.skip(f"no CUDA toolkit with headers in {roots}")
-    return toolkit
 
 
 @needs_nvcc

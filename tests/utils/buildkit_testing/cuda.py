@@ -26,6 +26,17 @@ def find_nvcc() -> str | None:
     return None
 
 
+def cuda_toolkit_root() -> Path:
+    """The CUDA toolkit's root (CUDA_HOME, what torch's FindCUDA wants; nvcc may be a wrapper
+    outside it); the test skips without a toolkit that has headers."""
+    nvcc = find_nvcc()
+    roots = [*([Path(nvcc).resolve().parent.parent] if nvcc else []), Path("/usr/local/cuda")]
+    toolkit = next((root for root in roots if (root / "include" / "cuda_runtime.h").is_file()), None)
+    if toolkit is None:
+        pytest.skip(f"no CUDA toolkit with headers in {roots}")
+    return toolkit
+
+
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found (CUDACXX, PATH, /usr/local/cuda/bin): "
                                                             "the test compiles CUDA code")
 

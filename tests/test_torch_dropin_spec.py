@@ -139,6 +139,8 @@ def test_the_cmake_project_text() -> None:
     assert 'buildkit_torch_extension("pkg.sub._C" MODULE NAME "_C" USE_SABI 3.9 NO_SOABI SOURCES' in text
     assert "CUDA_SEPARABLE_COMPILATION ON CUDA_RESOLVE_DEVICE_SYMBOLS ON CUDA_ARCHITECTURES OFF" in text
     assert '"$<DEVICE_LINK:SHELL:-dlto>"' in text
+    assert 'target_link_directories("pkg.sub._C" PRIVATE\n  "${TORCH_INSTALL_PREFIX}/lib"\n  "${CUDAToolkit_LIBRARY_DIR}")' \
+        in text and "find_package(CUDAToolkit REQUIRED)" in text  # as cpp_extension's library_paths()
     assert 'install(TARGETS "pkg.sub._C" LIBRARY DESTINATION "pkg/sub" RUNTIME DESTINATION "pkg/sub")' in text
     top = cmake_lists(TorchProject("t", (TorchModule("top", ("/p/a.c", "/p/b.cpp")),)))
     assert "LANGUAGES C CXX)" in top and "VERSION 3.24" in top and 'DESTINATION "."' in top

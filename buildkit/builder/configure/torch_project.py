@@ -116,6 +116,8 @@ def cmake_lists(project: TorchProject) -> str:
              f"cmake_minimum_required(VERSION {MINIMUM_CMAKE_SABI if sabi else MINIMUM_CMAKE})",
              f"project({_quote(_project_name(project.name))} LANGUAGES {' '.join(project.languages())})",
              "include(BuildkitTorch)"]
+    if "CUDA" in project.languages():
+        lines.append("find_package(CUDAToolkit REQUIRED)  # its library folder, as cpp_extension's library_paths()")
     for module in project.modules:
         lines += ["", *_module_lines(module)]
     return "\n".join(lines) + "\n"
@@ -153,7 +155,11 @@ def _module_lines(module: TorchModule) -> list[str]:
     lines += _command("target_compile_options", target, [
         *_shell("$<$<COMPILE_LANGUAGE:C,CXX>:", [*module.cxx_flags, *undefine]),
         *_shell("$<$<COMPILE_LANGUAGE:CUDA>:", [*module.nvcc_flags, *undefine])])
-    lines += _command("target_link_directories", target, map(_quote, module.library_dirs))
+    # torch's (and for CUDA the toolkit's) library folders after the extension's own, as
+    # cpp_extension adds them: `libraries=["torch_cuda", "cublas"]` links without more.
+    folders = [*map(_quote, module.library_dirs), '"${TORCH_INSTALL_PREFIX}/lib"',
+               *(['"${CUDAToolkit_LIBRARY_DIR}"'] if "CUDA" in module.languages() else [])]
+    lines += _command("target_link_directories", target, folders)
     lines += _command("target_link_libraries", target, map(_quote, module.libraries))
     lines += _command("target_link_options", target, [*_shell("", module.link_flags),
                                                       *_shell("$<DEVICE_LINK:", module.dlink_flags)])

@@ -45,7 +45,7 @@
 #    cpp_extension defines them, and for .cu files cpp_extension's nvcc flags.
 #  * A precompiled header of torch's headers for the C++ sources (never CUDA: nvcc cannot
 #    use one): <torch/extension.h> for a MODULE, <torch/all.h> and <torch/library.h> for a
-#    LIBRARY, compiled once per target and force-included into each C++ source, which then
+#    LIBRARY and a USE_SABI module (torch's Python API is more than the limited API), compiled once per target and force-included into each C++ source, which then
 #    parses torch's headers in a fraction of a second. target_precompile_headers makes it
 #    a build step of its own whose dependencies (torch's headers, the flags) ninja tracks:
 #    a changed define or header rebuilds the header and every object. Off with
@@ -112,7 +112,7 @@ function(buildkit_torch_extension target)
   endif()
   target_compile_definitions(${target} PRIVATE TORCH_EXTENSION_NAME=${name} TORCH_API_INCLUDE_EXTENSION_H)
   target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${_BUILDKIT_TORCH_NVCC_FLAGS}>")
-  if(ARG_LIBRARY)
+  if(ARG_LIBRARY OR ARG_USE_SABI)  # torch/extension.h is torch's Python API, beyond the limited one
     _buildkit_torch_precompiled_headers(${target} torch/all.h torch/library.h)
   else()
     _buildkit_torch_precompiled_headers(${target} torch/extension.h)

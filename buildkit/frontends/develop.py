@@ -14,6 +14,7 @@ import runpy
 import sys
 from pathlib import Path
 
+from buildkit._util import console
 from buildkit.config.drop_in import uses_drop_in
 from buildkit.config.invocation import Invocation
 from buildkit.errors import BuildkitError
@@ -68,6 +69,9 @@ def develop_setup_py(root: Path, invocation: Invocation, *, register: bool) -> P
         raise BuildkitError(f"{root / 'setup.py'} ran, but built nothing with buildkit.torch's BuildExtension.",
                             "Pass it to setup() as cmdclass={\"build_ext\": BuildExtension}, with the extensions "
                             "made by buildkit.torch's CppExtension or CUDAExtension in ext_modules.")
+    if register and project.options.editable_rebuild:
+        console.warn("editable-rebuild: a buildkit.torch project's editable install gets no rebuild-on-import hook "
+                     "(its setup.py is its configuration); run `buildkit develop` after an edit")
     if not project.options.cmake_only and not develop_state.is_current(project, register):
         if register:
             editable.register(editable.spec_from_distribution(built.distribution, project.root))

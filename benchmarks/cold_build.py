@@ -28,7 +28,6 @@ import os
 import shutil
 import statistics
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,7 +35,7 @@ from buildkit_testing.paths import TEST_PACKAGES
 from buildkit_testing.processes import clean_env
 from buildkit_testing.skbuild_corpus import apply_port, reference_requirements, sample_packages
 from buildkit_testing.skbuild_ports import PORTS
-from buildkit_testing.timing import timed
+from buildkit_testing.timing import scratch_folder, timed
 from buildkit_testing.venvs import make_venv, make_wheelhouse
 
 TARGET = 1.0
@@ -64,6 +63,22 @@ def simplest_c(side: str, target: Path) -> Path:
 PROJECTS: dict[str, Callable[[str, Path], Path]] = {"nbexample": nbexample, "simplest_c": simplest_c}
 
 
+def measure(make: Callable[[str, Path], Path], verb: str, runs: int, targets: dict[str, Path], base: Path,
+            env: dict[str, str]) -> dict[str, list[float]]:
+    """``runs`` cold builds of fresh copies by each side, the sides taking turns."""
+    times: dict[str, list[float]] = {side: [] for side in SIDES}
+    for run in range(runs):
+        for side in SIDES if run % 2 == 0 else reversed(SIDES):
+            project = make(side, base / f"{side}-{run}")
+            if verb.startswith("pip"):
+                command = [targets[side], "-m", "pip", "install", "-q", "--no-deps", "."]
+            else:
+                command = [sys.executable, "-m", "build", "--wheel", "-o", project / "dist", "."]
+            times[side].append(timed([str(c) for c in command], project, env))
+            shutil.rmtree(project)
+    return times
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="runs per side and row (default 5)")
@@ -73,36 +88,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args(argv)
 
-    work = Path(tempfile.mkdtemp(prefix="cold-build-"))
-    house = args.wheelhouse or make_wheelhouse(work / "wheelhouse")
-    # scikit-build-core and its own requirements from the corpus cache, beside buildkit's wheelhouse
-    links = f"{house} {reference_requirements()}"
-    env = clean_env(PIP_NO_INDEX="1", PIP_FIND_LINKS=links, PIP_CONFIG_FILE=os.devnull,
-                    PIP_DISABLE_PIP_VERSION_CHECK="1", CMAKE_BUILD_PARALLEL_LEVEL=str(args.jobs),
-                    BUILDKIT_COMPILER_LAUNCHER="none")
-    targets = {side: make_venv(work / f"venv-{side}") for side in SIDES}
-    load_before = os.getloadavg()[0]
-    rows: list[tuple[str, dict[str, list[float]]]] = []
     projects = {"simplest_c": simplest_c} if args.smoke else PROJECTS
     verbs = ("pip install .",) if args.smoke else ("pip install .", "python -m build --wheel")
     runs = 1 if args.smoke else args.runs
-    try:
-        for name, make in projects.items():
-            for verb in verbs:
-                times: dict[str, list[float]] = {side: [] for side in SIDES}
-                for run in range(runs):
-                    for side in SIDES if run % 2 == 0 else reversed(SIDES):
-                        project = make(side, work / f"{name}-{side}-{verb.split()[0]}-{run}")
-                        if verb.startswith("pip"):
-                            command = [targets[side], "-m", "pip", "install", "-q", "--no-deps", "."]
-                        else:
-                            command = [sys.executable, "-m", "build", "--wheel", "-o", project / "dist", "."]
-                        times[side].append(timed([str(c) for c in command], project, env))
-                        shutil.rmtree(project)
-                rows.append((f"{name}: {verb}", times))
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
+    load_before = os.getloadavg()[0]
+    with scratch_folder("cold-build-", keep=args.keep) as work:
+        house = args.wheelhouse or make_wheelhouse(work / "wheelhouse")
+        # scikit-build-core and its own requirements from the corpus cache, beside buildkit's wheelhouse
+        links = f"{house} {reference_requirements()}"
+        env = clean_env(PIP_NO_INDEX="1", PIP_FIND_LINKS=links, PIP_CONFIG_FILE=os.devnull,
+                        PIP_DISABLE_PIP_VERSION_CHECK="1", CMAKE_BUILD_PARALLEL_LEVEL=str(args.jobs),
+                        BUILDKIT_COMPILER_LAUNCHER="none")
+        targets = {side: make_venv(work / f"venv-{side}") for side in SIDES}
+        rows = [(f"{name}: {verb}", measure(make, verb, runs, targets, work / f"{name}-{verb.split()[0]}", env))
+                for name, make in projects.items() for verb in verbs]
 
     print(f"benchmarks/cold_build.py: median of {runs} runs per side, {args.jobs} jobs, Python "
           f"{sys.version.split()[0]}; load average {load_before:.2f} at the start, {os.getloadavg()[0]:.2f} at the end")

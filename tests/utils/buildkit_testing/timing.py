@@ -5,10 +5,13 @@ made before each (rebuild.py, scale.py, torch_extension.py, import_rebuild.py)."
 from __future__ import annotations
 
 import resource
+import shutil
 import statistics
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -50,3 +53,15 @@ def touch(path: Path) -> Callable[[], None]:
         with path.open("a") as handle:
             handle.write("\n")
     return action
+
+
+@contextmanager
+def scratch_folder(prefix: str, *, keep: bool = False) -> Iterator[Path]:
+    """A new temporary folder for a benchmark's projects and venvs, removed afterwards
+    unless ``keep`` (the scripts' ``--keep``)."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield work
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)

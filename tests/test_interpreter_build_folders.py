@@ -111,11 +111,11 @@ def test_a_build_inside_an_earlier_buildkits_build_folder_says_so_once(project: 
 
 
 @pytest.mark.slow
-def test_an_installed_file_written_over_is_installed_again(test_package) -> None:
+def test_an_installed_file_written_over_is_installed_again(test_package, overlay_python: Path) -> None:
     """What another interpreter's develop does to the shared tree (lib/ has no interpreter in
     its name), done by hand: the next develop, no-op path included, puts its own file back."""
     project = test_package("minimal")
-    develop = [sys.executable, "-m", "buildkit", "develop", project]
+    develop = [overlay_python, "-m", "buildkit", "develop", project]  # it registers there, not in the runner's venv
     run(develop, env=clean_env())
     library = project / "minimal" / "lib" / "libminimal.so"
     built = library.read_bytes()  # as installed: CMake rewrites its rpath

@@ -24,6 +24,7 @@ import pytest
 
 from buildkit._util.interpreter import soabi
 from buildkit_testing.processes import clean_env, run
+from buildkit_testing.venvs import overlay_venv
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX paths")]
 
@@ -66,6 +67,7 @@ def clean_build(test_package, tmp_path_factory) -> tuple[Path, Path, dict[str, b
     tree's files then."""
     base = tmp_path_factory.mktemp("state-damage")
     project = test_package("minimal", base / "minimal")
+    overlay_venv(base / "venv")  # develop's editable registration goes there, not into the test runner's venv
     develop(project, check=True)
     kept = base / "kept"
     shutil.copytree(project, kept, symlinks=True)
@@ -73,7 +75,8 @@ def clean_build(test_package, tmp_path_factory) -> tuple[Path, Path, dict[str, b
 
 
 def develop(project: Path, check: bool = False) -> subprocess.CompletedProcess:
-    return run([sys.executable, "-m", "buildkit", "develop", project], cwd=project, check=check,
+    python = project.parent / "venv" / "bin" / "python"
+    return run([python, "-m", "buildkit", "develop", project], cwd=project, check=check,
                env=clean_env(HOME=str(project.parent / "home"), TMPDIR=str(project.parent)))
 
 

@@ -6,6 +6,7 @@ repository's conftest.py."""
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,6 +39,12 @@ def torch_python(request, tmp_path_factory, wheelhouse: Path) -> Path:
     the torch-marked modules share them."""
     return torch_venv(request.param, tmp_path_factory.mktemp(f"torch-{request.param}"), wheelhouse)
 
+
+# A shell that starts a command in the background (`bash .ci/run &`, a CI runner's job)
+# starts it with SIGINT ignored, and every child inherits that: Python then never raises
+# KeyboardInterrupt, and the fault tests' Ctrl-C rows would see builds that cannot be
+# interrupted. A handler of this process's own becomes the default again in each child.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 @pytest.fixture
 def overlay_python(tmp_path) -> Path:

@@ -46,6 +46,7 @@ def torch_python(request, tmp_path_factory, wheelhouse: Path) -> Path:
 # interrupted. A handler of this process's own becomes the default again in each child.
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
+
 @pytest.fixture
 def overlay_python(tmp_path) -> Path:
     return overlay_venv(tmp_path / "venv")

@@ -105,7 +105,7 @@ def test_malformed_toml_and_missing_name(tmp_path):
 def test_the_reference_rows_are_the_declared_fields():
     declared = [f.name.replace("_", "-") for f in dataclasses.fields(ProjectSettings)
                 if f.name not in ("root", "project_name", "dynamic", "option_defaults", "setuptools_table", "layout", "build_dir_template",
-                                   "static_version", "cmake_only_keys", "generated_source",
+                                   "static_version", "project_fields", "cmake_only_keys", "generated_source",
                                    "configuration_inputs")]
     assert [row.key for row in SETTINGS] == declared
 

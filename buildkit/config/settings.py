@@ -152,6 +152,8 @@ class ProjectSettings:
     option_defaults: Mapping[str, Any] = field(default_factory=dict)
     # The keys written in the table that only a CMake build reads, with their path (`cmake = false` refuses them).
     cmake_only_keys: tuple[str, ...] = ()
+    # The fields written in [project] (its keys), which setuptools takes as they are.
+    project_fields: frozenset[str] = frozenset()
     # [project] version when it is not dynamic: then it is the version, as written.
     static_version: str | None = None
     # [tool.setuptools], read for the layout when `packages` is not set.
@@ -409,6 +411,7 @@ def load_settings(root: Path | str, option_keys: frozenset[str] = frozenset()) -
                                option_defaults={k: v for k, v in table.items() if k in option_keys},
                                cmake_only_keys=tuple(keys_needing_cmake(ProjectSettings, table, (_TITLE,))),
                                dynamic=frozenset(dynamic if isinstance(dynamic, list) else []),
+                               project_fields=frozenset(project),
                                static_version=_static_version(project, path))
     except ConfigError as error:
         raise ConfigError(error.message, f"{error.hint} It is read from {path}; docs/configuration.md lists "
@@ -416,8 +419,13 @@ def load_settings(root: Path | str, option_keys: frozenset[str] = frozenset()) -
 
 
 def _static_version(project: Mapping[str, Any], path: Path) -> str | None:
-    if "version" in project.get("dynamic", []) or "version" not in project:
+    if "version" in project.get("dynamic", []):
         return None
+    if "version" not in project:  # setuptools would stop on it after the build, in a traceback
+        raise ConfigError(f"[project] in {path} has no `version` and does not list \"version\" in `dynamic`.",
+                          "Write it as `version = \"1.2.3\"`, or add `dynamic = [\"version\"]` for buildkit to "
+                          "supply it (from `version-file`, version.txt by default, plus the git commit; "
+                          "docs/configuration.md).")
     version = project["version"]
     if not isinstance(version, str):
         raise ConfigError(f"[project] version in {path} must be a string, not {version!r}.",

@@ -55,6 +55,7 @@ from buildkit.package.links import LinkGuard
 from buildkit.package.metadata_dir import metadata_dir
 from buildkit.package.python_api import PythonApi
 from buildkit.package.python_api import for_this_interpreter as python_api_for
+from buildkit.package.setup_cfg_metadata import refuse_crashing_readme
 from buildkit.package.split import (
     NATIVE_LOADER,
     NATIVE_LOADER_ELSEWHERE,
@@ -317,7 +318,8 @@ class Project:
 
     def _refuse_user_files(self) -> None:
         """Before a build that may take minutes: a hand-written file where buildkit would write
-        its own stops it now, not after the build."""
+        its own, or setup.cfg metadata setuptools would stop on, stops it now, not after the build."""
+        refuse_crashing_readme(self.root, self.settings.project_fields, self.settings.dynamic)
         if self.mode is WheelMode.LIBRARY_ONLY:
             return
         folder = self.settings.package_dir  # the source tree's: a wheel build stages from there

@@ -16,13 +16,15 @@ from typing import Any
 import setuptools
 from setuptools import find_packages
 from setuptools.dist import Distribution
+from setuptools.errors import InvalidConfigError
 
 from buildkit._util import console
 from buildkit.builder.toolchain.flags import OsxTarget, osx_target
 from buildkit.config.modes import WheelMode
-from buildkit.errors import BuildkitError
+from buildkit.errors import BuildkitError, ConfigError
 from buildkit.frontends.setuptools.commands import cmdclass
 from buildkit.frontends.setuptools.distribution import BuildkitDistribution
+from buildkit.package import setup_cfg_metadata
 from buildkit.package.discovery import library_folders, write_package_modules
 from buildkit.package.extensions import CMakeBuiltExtension, stub_extension
 from buildkit.package.layout import library_only_layout, mode_ext_modules, mode_packages
@@ -71,7 +73,17 @@ def call_setuptools(project: Project, overrides: dict[str, Any]) -> Distribution
         if field_name not in project.settings.dynamic:
             kwargs.pop(keyword, None)
     kwargs.update(overrides)
-    distribution: Distribution = setuptools.setup(**kwargs)  # 9 (its stubs give Any for a **kwargs call)
+    setup_cfg_metadata.check(project.root, project.settings.project_fields, project.settings.dynamic)
+    try:
+        distribution: Distribution = setuptools.setup(**kwargs)  # 9 (its stubs give Any for a **kwargs call)
+    except (ValueError, InvalidConfigError) as error:
+        # setuptools' validation of pyproject.toml and setup.cfg: a mistake in the project's
+        # files, said as one error rather than setuptools' traceback.
+        if not isinstance(error, InvalidConfigError) and not str(error).startswith("invalid pyproject.toml config"):
+            raise
+        raise ConfigError(f"setuptools refused the project's metadata: {error}",
+                          "Fix the field it names in pyproject.toml's [project] (or setup.cfg); "
+                          "https://packaging.python.org/en/latest/specifications/pyproject-toml/ lists each.") from None
     return distribution
 
 

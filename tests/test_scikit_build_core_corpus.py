@@ -18,7 +18,7 @@ what scikit-build-core's own tests check of the sample (``skbuild_expected.CHECK
 the samples about sdists, config settings, build types and editable installs get the
 rest of their tests below.
 
-The default run builds the fourteen samples in ``DEFAULT``; the others carry the ``corpus``
+The default run builds the thirteen samples in ``DEFAULT``; the others carry the ``corpus``
 marker: ``pytest -m corpus tests/test_scikit_build_core_corpus.py`` (docs/ci.md).  Cython
 and hatchling come from the package index (once, cached in .corpus-cache/); the Fortran
 sample skips where gfortran is missing.
@@ -59,11 +59,13 @@ from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, pip_into, ven
 pytestmark = pytest.mark.slow
 GUIDE = REPO / "docs" / "migration" / "from-scikit-build-core.md"
 
-# The default run: the seven samples first ported, the four without CMake (cmake = false: no
-# compiler runs), and the three whose port found a buildkit defect (simple_pure: a folder at
+# The default run: six of the seven samples first ported, the four without CMake (cmake = false:
+# no compiler runs), and the three whose port found a buildkit defect (simple_pure: a folder at
 # the wheel's root; filepath_pure: SKBUILD_PLATLIB_DIR as a destination, an empty script;
-# config_settings: a config setting that nothing reads).
-DEFAULT = ("simplest_c", "navigate_editable", "cmake_generated", "importlib_editable", "simple_pyproject_ext",
+# config_settings: a config setting that nothing reads).  simple_pyproject_ext, the seventh,
+# builds pybind11 in pip's isolated environment (a fifth of this file's default time); its
+# twin simple_pyproject_source_dir builds the same module in the default run.
+DEFAULT = ("simplest_c", "navigate_editable", "cmake_generated", "importlib_editable",
            "simple_pyproject_source_dir", "cmake_defines", "generate_include", "simple_purelib_package",
            "namespace_purelib_package", "pep639_pure", "simple_pure", "filepath_pure", "config_settings")
 SAMPLES = [name if name in DEFAULT else pytest.param(name, marks=pytest.mark.corpus) for name in PORTS]
@@ -349,6 +351,7 @@ def test_every_sample_is_ported_or_excluded(samples: Path) -> None:
 SIBLINGS = "import myns.mypkg, myns.otherpkg; print(myns.mypkg.__version__, myns.otherpkg.value)"
 
 
+@pytest.mark.corpus  # no compile, but two pip installs and a develop: 16 s of the default run
 def test_editable_namespace_beside_its_sibling(samples: Path, buildkit_venv: Path, wheelhouse: Path,
                                                tmp_path: Path) -> None:
     """test_pyproject_namespace.py's sibling check: an editable install of namespace_purelib_package

@@ -29,6 +29,10 @@ _COMPONENT_IF = re.compile(r'^\s*(?:CMAKE_INSTALL_COMPONENT\s+STREQUAL\s+"(?P<co
                            r'|"x\$\{CMAKE_INSTALL_COMPONENT\}x"\s+STREQUAL\s+"x(?P<old>[^"]*)x")(?P<rest>.*)$', re.S)
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _ABSOLUTE_INPUT = re.compile(r'"(/[^"$;]*)"')
+# What a block writes, which is no input of it: an absolute DESTINATION folder (scikit-build-core's
+# `${SKBUILD_PLATLIB_DIR}`), whose time moves with every file written beside what it installs, and
+# the files CMake lists as installed there.
+_WRITTEN = re.compile(r'INSTALL DESTINATION "[^"]*"|list\(APPEND CMAKE_ABSOLUTE_DESTINATION_FILES[^)]*\)')
 # file(INSTALL) options that change which files are installed under which name: such a
 # rule always goes through CMake (the others only decide modes and membership, which a
 # changed file keeps).
@@ -207,7 +211,7 @@ def _unit(script: Path, block: list[Command], component: re.Match[str], seen: di
     name = component.group("component") if component.group("component") is not None else component.group("old")
     unit = InstallUnit(key=f"{digest}-{seen[digest]}", script=script, component=name,
                        text=text, active="OR NOT CMAKE_INSTALL_COMPONENT" in component.group("rest"))
-    unit.inputs = sorted({match for match in _ABSOLUTE_INPUT.findall(text)})
+    unit.inputs = sorted({match for match in _ABSOLUTE_INPUT.findall(_WRITTEN.sub("", text))})
     body = block[1:-1]
     unit.runs_with_component = not unit.inputs or any(
         command.name not in _GENERATED and not _is_strip(body, index) for index, command in enumerate(body))

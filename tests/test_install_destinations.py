@@ -128,6 +128,39 @@ def test_skbuild_platlib_dir_is_the_prefix_this_install_writes_to(tmp_path):
     assert message is not None and "expanded when CMake configures" in message
 
 
+def test_an_install_dir_prefix_may_write_anywhere_in_the_wheel_root(tmp_path):
+    """install-dir moves the prefix below the wheel's root: `..` out of the prefix and
+    `${SKBUILD_PLATLIB_DIR}` (the root) stay in the wheel and pass; climbing out of the root,
+    or a root that SKBUILD_PLATLIB_DIR does not name, is refused, naming the root."""
+    root = tmp_path / "project" / "build" / "wheel-staging"
+    prefix = root / "cmake_dirs"
+
+    def check(destination: str, platlib: Path = root) -> str | None:
+        build, _, _ = write_script(tmp_path, f'file(INSTALL DESTINATION "{destination}" TYPE FILE FILES "/src/x.py")')
+        (build / "CMakeCache.txt").write_text(f"SKBUILD_PLATLIB_DIR:PATH={platlib}\n")
+        try:
+            DestinationCheck(prefix, build, root).check_units(read_units(build / "cmake_install.cmake").units)
+        except BuildkitError as error:
+            return str(error)
+        finally:
+            (tmp_path / "project").rename(tmp_path / f"checked-{len(list(tmp_path.iterdir()))}")
+        return None
+
+    assert check("${CMAKE_INSTALL_PREFIX}/sub") is None
+    assert check("${CMAKE_INSTALL_PREFIX}/..") is None
+    assert check("${CMAKE_INSTALL_PREFIX}/../other/pkg") is None
+    assert check(str(root)) is None and check(str(root / "top")) is None
+    message = check("${CMAKE_INSTALL_PREFIX}/../../up")
+    assert message is not None and f"climbs out of the wheel's root {root} with '..'" in message
+    assert f"and the wheel root {root} that holds it" in message
+    message = check(str(root), platlib=tmp_path / "elsewhere")
+    assert message is not None and f"{root} is absolute" in message
+    # The manifest check after the install: the root bounds it, not the prefix.
+    check_written([str(prefix / "main.py"), str(root / "random_file.py")], root, tmp_path)
+    with pytest.raises(BuildkitError, match="outside the install prefix"):
+        check_written([str(root.parent / "escaped.py")], root, tmp_path)
+
+
 def test_install_script_writes_are_read_from_the_script(tmp_path):
     hostile = tmp_path / "hostile.cmake"
     hostile.write_text('file(APPEND "/elsewhere/log.txt" "x")\n')

@@ -33,6 +33,8 @@ WRONG_TYPES = [
      "[tool.buildkit] cmake must be a boolean, not 'no'."),
     ("install-prefix", 'install-prefix = "root"',
      "[tool.buildkit] install-prefix must be one of `package` or `wheel-root`, not 'root'."),
+    ("install-dir", 'install-dir = 1',
+     "[tool.buildkit] install-dir must be a folder below the wheel's root, or `\"\"`, not 1."),
     ("cmake-source-dir", 'cmake-source-dir = ["src"]',
      "[tool.buildkit] cmake-source-dir must be a string, not ['src']."),
     ("build-dir", 'build-dir = 12',
@@ -244,6 +246,27 @@ MALFORMED = [
      'package-data = [{ include = "a" }, { include = "b" }, { include = "c", modes = "all" }]',
      "[tool.buildkit] package-data[2].modes must be a wheel mode or list of wheel modes "
      "(`full`, `library-only`, `python-only`), not 'all'.", None),
+    # install-dir stays below the wheel's root: each way out is its own refusal, naming the value.
+    ("install-dir climbing out", 'install-dir = "lib/../../up"',
+     "[tool.buildkit] install-dir: 'lib/../../up' climbs out with '..': the install would land outside the "
+     "wheel's root.", 'e.g. `install-dir = "cmake_dirs"`'),
+    ("install-dir absolute", 'install-dir = "/opt/pkg"',
+     "[tool.buildkit] install-dir: '/opt/pkg' is absolute: the install would land outside the wheel.",
+     "Write a folder relative to the wheel's root"),
+    ("install-dir with a backslash", 'install-dir = "cmake\\\\dirs"',
+     "[tool.buildkit] install-dir: 'cmake\\\\dirs' holds a backslash.", "with `/` between its parts"),
+    ("install-dir in another wheel tree", 'install-dir = "${SKBUILD_DATA_DIR}/share"',
+     "[tool.buildkit] install-dir: '${SKBUILD_DATA_DIR}/share' puts the install into scikit-build-core's data "
+     "tree, which buildkit's install-dir does not offer.", "`DESTINATION ${SKBUILD_DATA_DIR}`"),
+    ("install-dir from the platlib variable", 'install-dir = "${SKBUILD_PLATLIB_DIR}/cmake_dirs"',
+     "[tool.buildkit] install-dir: '${SKBUILD_PLATLIB_DIR}/cmake_dirs' starts with ${SKBUILD_PLATLIB_DIR}, "
+     "which install-dir does not expand.", "write what follows it"),
+    ("install-dir naming a variable", 'install-dir = "$ENV{HOME}/x"',
+     "[tool.buildkit] install-dir: '$ENV{HOME}/x' names a variable, which install-dir does not expand.", None),
+    ("install-dir with the package layout", 'install-dir = "cmake_dirs"\ninstall-prefix = "package"',
+     "[tool.buildkit] install-dir = 'cmake_dirs' is set with install-prefix = \"package\": install-dir moves the "
+     "install prefix below the wheel's root (scikit-build-core's layout), and the package layout installs into "
+     "the package's folder instead.", "install-dir makes `wheel-root` its default"),
     ("job count out of range", 'max-jobs = 0',
      "[tool.buildkit] max-jobs must be a positive integer, not 0.",
      "Set [tool.buildkit] max-jobs to a whole number between 1 and 4096, or unset it to let buildkit choose."),

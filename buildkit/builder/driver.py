@@ -115,7 +115,8 @@ class DriverResult:
 
 class CMakeDriver:
     def __init__(self, settings: ProjectSettings, options: BuildOptions, *, install_prefix: Path,
-                 configured_prefix: Path | None = None, extra_defines: Mapping[str, str] = {},
+                 install_root: Path | None = None, configured_prefix: Path | None = None,
+                 extra_defines: Mapping[str, str] = {},
                  prefix_path: Sequence[str | Path] = (), module_path: Sequence[str | Path] = (),
                  build_dir: Path | None = None, lock_timeout: float = DEFAULT_TIMEOUT_S,
                  cache: BuildFolderCache | None = None, manifests: InstallManifests | None = None,
@@ -126,6 +127,8 @@ class CMakeDriver:
         # build installs into a staging folder with `cmake --install --prefix`, so that
         # switching between develop and wheel builds never reconfigures.
         self.install_prefix = Path(install_prefix).absolute()
+        # The folder the install may write in, which holds the prefix (PackageTreeInstall's).
+        self.install_root = Path(install_root or install_prefix).absolute()
         self.configured_prefix = Path(configured_prefix or install_prefix).absolute()
         self.build_dir = Path(build_dir or settings.build_dir).absolute()
         self.source_dir = settings.source_dir
@@ -320,7 +323,8 @@ class CMakeDriver:
 
     def _installer(self) -> PackageTreeInstall:
         return PackageTreeInstall(self.build_dir, self.install_prefix, self._tools().cmake.path, self.build_type(),
-                                  verbose=self.options.verbose, manifests=self.manifests)
+                                  install_root=self.install_root, verbose=self.options.verbose,
+                                  manifests=self.manifests)
 
     def sync_compile_commands(self) -> bool:
         """Copy compile_commands.json to the project root when its content changed (not for

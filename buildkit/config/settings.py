@@ -32,6 +32,7 @@ from buildkit.config.value_rules import (
     is_dotted_name,
     is_entry_point,
     is_inside_project,
+    is_install_dir,
     is_module_path,
     is_positive,
     is_py_api,
@@ -191,6 +192,15 @@ class ProjectSettings:
         "defines scikit-build-core's `SKBUILD_*` variables). Default: `package` when the package folder exists "
         "and the top-level CMakeLists.txt does not mention `SKBUILD`, else `wheel-root`. Library-only wheels "
         "always use `package`.", default=None, derived=True, needs_cmake=True)
+    install_dir: str = setting(
+        "A folder of the wheel's root that the install prefix moves into (scikit-build-core's "
+        "`wheel.install-dir`), written with `/`: with `\"cmake_dirs\"`, `install(FILES main.py DESTINATION .)` "
+        "puts `cmake_dirs/main.py` into the package tree a develop builds in place and into the wheel. "
+        "`SKBUILD_PLATLIB_DIR` stays the wheel's root, where the install may still write. Only the wheel-root "
+        "layout has it: set, it makes `wheel-root` the default of `install-prefix`, and `install-prefix = "
+        "\"package\"` beside it is refused; a library-only wheel ignores it, saying so. `..`, an absolute "
+        "folder, a backslash and scikit-build-core's `${SKBUILD_<TREE>_DIR}` forms are refused.",
+        kind="folder below the wheel's root, or `\"\"`", check=is_install_dir, default="", needs_cmake=True)
     cmake_source_dir: str = setting("Folder holding the top-level `CMakeLists.txt`, relative to the project.",
                                     default=".", needs_cmake=True)
     build_dir: Path = setting(
@@ -327,9 +337,17 @@ class ProjectSettings:
         object.__setattr__(self, "build_dir",
                            Path(os.path.realpath(self.root / expand_build_dir(self.build_dir_template))))
         if self.install_prefix is None:
-            pytorch_style = self.package.split(".")[0] in self.layout.package_folders and not self.uses_skbuild
+            pytorch_style = (self.package.split(".")[0] in self.layout.package_folders and not self.uses_skbuild
+                             and not self.install_dir)
             object.__setattr__(self, "install_prefix",
                                InstallPrefix.PACKAGE if pytorch_style else InstallPrefix.WHEEL_ROOT)
+        elif self.install_dir and self.install_prefix is InstallPrefix.PACKAGE:
+            raise ConfigError(
+                f"{_TITLE} install-dir = {self.install_dir!r} is set with install-prefix = \"package\": "
+                "install-dir moves the install prefix below the wheel's root (scikit-build-core's layout), and the "
+                "package layout installs into the package's folder instead.",
+                "Remove install-prefix (install-dir makes `wheel-root` its default), or remove install-dir and "
+                "name the folder in the install rules' DESTINATION.")
 
     @property
     def is_library(self) -> bool:

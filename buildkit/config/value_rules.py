@@ -9,6 +9,7 @@ import re
 from buildkit.config.conditions import parse_condition
 from buildkit.config.globs import check_glob
 from buildkit.config.python_layout import inside_project
+from buildkit.errors import ConfigError
 
 
 def is_dotted_name(text: str) -> bool:
@@ -53,6 +54,40 @@ def is_inside_project(text: str) -> bool:
 
 def are_inside_project(paths: tuple[str, ...]) -> bool:
     return all(map(is_inside_project, paths))
+
+
+# scikit-build-core's `wheel.install-dir` may start with one of these to pick another wheel tree.
+_WHEEL_TREE_VARIABLE = re.compile(r"^\$\{SKBUILD_(\w+)_DIR\}")
+_INSTALL_DIR_EXAMPLE = 'e.g. `install-dir = "cmake_dirs"`'
+
+
+def is_install_dir(text: str) -> bool:
+    """``install-dir``: a folder below the wheel's root, written with ``/`` ('' for the root
+    itself), so no install prefix it moves can leave the wheel."""
+    if "\\" in text:
+        raise ConfigError(f"{text!r} holds a backslash.",
+                          f"Write the folder with `/` between its parts, {_INSTALL_DIR_EXAMPLE}.")
+    tree = _WHEEL_TREE_VARIABLE.match(text)
+    if tree is not None and tree.group(1) == "PLATLIB":
+        raise ConfigError(f"{text!r} starts with ${{SKBUILD_PLATLIB_DIR}}, which install-dir does not expand.",
+                          "install-dir is already relative to the wheel's root (SKBUILD_PLATLIB_DIR): write "
+                          f"what follows it, {_INSTALL_DIR_EXAMPLE}.")
+    if tree is not None:
+        raise ConfigError(
+            f"{text!r} puts the install into scikit-build-core's {tree.group(1).lower()} tree, which buildkit's "
+            "install-dir does not offer.",
+            "install-dir is a folder of the wheel's root (the package tree a develop installs into); install "
+            f"into the other trees with `DESTINATION ${{SKBUILD_{tree.group(1)}_DIR}}` in the CMakeLists instead.")
+    if "$" in text:
+        raise ConfigError(f"{text!r} names a variable, which install-dir does not expand.",
+                          f"Write the folder itself, relative to the wheel's root, {_INSTALL_DIR_EXAMPLE}.")
+    if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
+        raise ConfigError(f"{text!r} is absolute: the install would land outside the wheel.",
+                          f"Write a folder relative to the wheel's root, {_INSTALL_DIR_EXAMPLE}.")
+    if ".." in text.split("/"):
+        raise ConfigError(f"{text!r} climbs out with '..': the install would land outside the wheel's root.",
+                          f"Write a folder below the wheel's root, {_INSTALL_DIR_EXAMPLE}.")
+    return True
 
 
 def is_distribution_name(text: str) -> bool:

@@ -33,7 +33,7 @@ def finish(record: dict[str, Any], build: Process, started: float, scans: dict[S
     ``log_before``: ``.ninja_log``'s stamp before ninja started."""
     build_dir = Path(record["build_dir"])
     installer = PackageTreeInstall(build_dir, Path(record["install_prefix"]), Path(record["cmake"]),
-                                   record["build_type"])
+                                   record["build_type"], install_root=Path(record["install_root"]))
     # While ninja still builds: the install record read, the script read and each tree rule's
     # sources compared with it (8,000 headers), so that after the build only what the build
     # can have changed is looked at again.
@@ -94,8 +94,8 @@ def record(project: Project, register: bool) -> None:
 
 # A project without a CMake part (`cmake = false`): no build command, which the first stage
 # takes for nothing to build or install (its inputs decide alone).
-NO_BUILD: dict[str, Any] = {"build_command": [], "jobs": 0, "install_prefix": "", "cmake": "", "build_type": "",
-                            "install_summary": ""}
+NO_BUILD: dict[str, Any] = {"build_command": [], "jobs": 0, "install_prefix": "", "install_root": "", "cmake": "",
+                            "build_type": "", "install_summary": ""}
 
 
 def _cmake_build(project: Project) -> tuple[list[str], dict[str, Any]]:
@@ -106,8 +106,10 @@ def _cmake_build(project: Project) -> tuple[list[str], dict[str, Any]]:
     jobs = driver.job_count()
     files = noop_record.regenerated_files(str(project.build_dir))
     files += [str(tool.path) for tool in tools.tools().values() if tool is not None]
-    installer = PackageTreeInstall(project.build_dir, project.target.install_prefix, tools.cmake.path,
-                                   driver.build_type())
+    target = project.target
+    installer = PackageTreeInstall(project.build_dir, target.install_prefix, tools.cmake.path, driver.build_type(),
+                                   install_root=target.install_root)
     return files, {"build_command": list(driver.build_command(jobs)), "jobs": jobs,
-                   "install_prefix": str(project.target.install_prefix), "cmake": str(tools.cmake.path),
-                   "build_type": driver.build_type(), "install_summary": str(installer.summary_path)}
+                   "install_prefix": str(target.install_prefix), "install_root": str(target.install_root),
+                   "cmake": str(tools.cmake.path), "build_type": driver.build_type(),
+                   "install_summary": str(installer.summary_path)}

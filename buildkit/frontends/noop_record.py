@@ -25,7 +25,7 @@ try:  # built into CPython; hashlib would load OpenSSL's library for the same di
 except ImportError:  # pragma: no cover - interpreters without it
     from hashlib import blake2b
 
-HEADER = marshal_file.header("no-op record 3")
+HEADER = marshal_file.header("no-op record 4")
 # Variables a shell changes between commands without changing what a build does, and the
 # mark an editable install's rebuild on import gives its build (buildkit/editable_rebuild.py).
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID",
@@ -40,7 +40,7 @@ _STARTING_ENVIRONMENT = dict(os.environ)
 _STARTING_PATH = tuple(sys.path if sys.flags.safe_path else sys.path[1:])
 # What the first stage needs from a record, with its type.
 FIELDS = {"files": list, "folders": list, "inputs": dict, "build_dir": str, "build_command": list, "jobs": int,
-          "install_prefix": str, "cmake": str, "build_type": str, "install_summary": str}
+          "install_prefix": str, "install_root": str, "cmake": str, "build_type": str, "install_summary": str}
 # The sources a setup.py finds by globbing a folder (buildkit.torch projects: the suffixes of
 # builder/configure/torch_project.py's LANGUAGES): a folder's record is the list of these.
 LISTED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".cu")

@@ -5,6 +5,8 @@ With ``install-prefix = "wheel-root"`` the CMake install prefix is the package r
 into the package and ``DESTINATION .`` makes a top-level module.  buildkit then
 defines the CMake variables a CMakeLists written for scikit-build-core reads, so it
 configures unchanged, and registers every extension module CMake installed.
+``install-dir`` moves the prefix into a folder of that root (scikit-build-core's
+``wheel.install-dir``); ``SKBUILD_PLATLIB_DIR`` stays the root.
 """
 
 from __future__ import annotations
@@ -27,8 +29,15 @@ def wheel_dirs_root(build_dir: Path) -> Path:
 
 
 def skbuild_defines(*, project_name: str, public_version: str, release: tuple[int, ...], platlib: Path,
-                    build_dir: Path) -> dict[str, str]:
+                    build_dir: Path, state: str) -> dict[str, str]:
     """scikit-build-core's configure variables, for a CMakeLists written against it.
+
+    ``platlib`` is the wheel's root, also when ``install-dir`` moves the install prefix below
+    it; ``state`` is ``wheel`` for a wheel build, ``editable`` for a build in place (develop,
+    an editable install).  scikit-build-core's ``sdist`` and ``metadata_*`` states never
+    configure here: buildkit's sdist runs no CMake, and it offers no ``prepare_metadata_*``
+    hook (metadata comes from the wheel build).  Develop and wheel builds differ in
+    ``platlib`` already, so the state adds no configure of its own.
 
     The version is the public one (no ``+git<sha>``): it is a configure input, and a
     new commit must not reconfigure the build.
@@ -42,6 +51,7 @@ def skbuild_defines(*, project_name: str, public_version: str, release: tuple[in
         "SKBUILD_PROJECT_VERSION_FULL": public_version,
         "SKBUILD_SOABI": sysconfig.get_config_var("SOABI") or "",
         "SKBUILD_PLATLIB_DIR": platlib.as_posix(),
+        "SKBUILD_STATE": state,
     }
     defines.update({f"SKBUILD_{name.upper()}_DIR": (dirs / name).as_posix() for name in OTHER_WHEEL_DIRS})
     return defines

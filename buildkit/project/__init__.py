@@ -268,7 +268,8 @@ class Project:
             return {}
         version = Version(self.version)
         return skbuild_defines(project_name=self.settings.project_name, public_version=version.public,
-                               release=version.release, platlib=self.target.install_prefix, build_dir=self.build_dir)
+                               release=version.release, platlib=self.target.install_root, build_dir=self.build_dir,
+                               state="wheel" if self.target.staged else "editable")
 
     @cached_property
     def build_environment(self) -> build_env.BuildEnvironment:
@@ -282,7 +283,7 @@ class Project:
 
     def driver(self) -> CMakeDriver:
         return CMakeDriver(self.settings, self.options, install_prefix=self.target.install_prefix,
-                           configured_prefix=self.target.configured_prefix,
+                           install_root=self.target.install_root, configured_prefix=self.target.configured_prefix,
                            extra_defines=self.extra_defines(), prefix_path=self.prefix_path(),
                            module_path=self.build_environment.module_path(), cache=self._cache_file,
                            manifests=self._manifests, develop=not self.target.staged)
@@ -339,10 +340,10 @@ class Project:
     def _run_build(self) -> DriverResult:
         self._refuse_user_files()
         if self.target.staged:  # the Python sources first: what CMake installs goes on top
-            develop_outputs = self._manifests.installed_names(self.target.configured_prefix)
+            develop_outputs = self._manifests.installed_names(self.target.configured_root)
             self._progress.staged_sources = source_files(self.root, self.settings.layout, develop_outputs,
                                                 links=self.link_guard(self.root))
-            staged_installs = self._manifests.installed_names(self.target.install_prefix)
+            staged_installs = self._manifests.installed_names(self.target.install_root)
             sync_sources(self._progress.staged_sources, self.target.tree_root, staged_installs)
         if not self.settings.cmake:
             console.info("no CMake build ([tool.buildkit] cmake = false): the Python side only")
@@ -379,12 +380,12 @@ class Project:
     @property
     def install_manifest(self) -> list[Path]:
         """What this command's install (into the package tree, or the staging tree) wrote."""
-        return self._manifests.installed(self.target.install_prefix)
+        return self._manifests.installed(self.target.install_root)
 
     @property
     def installed_names(self) -> list[str]:
         """:attr:`install_manifest` as strings, for passes over every installed file."""
-        return self._manifests.installed_names(self.target.install_prefix)
+        return self._manifests.installed_names(self.target.install_root)
 
     @property
     def every_installed_file(self) -> list[Path]:

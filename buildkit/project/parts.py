@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from buildkit._util import console
 from buildkit.config.drop_in import SetupFacts, load_drop_in_settings, uses_drop_in
 from buildkit.config.modes import InstallPrefix, WheelMode
 from buildkit.config.options import BuildOptions, load_options, option_keys
@@ -82,6 +83,9 @@ class WheelPlan:
     def plan(cls, configuration: Configuration, *, for_sdist: bool) -> WheelPlan:
         settings, mode = configuration.settings, configuration.options.wheel_mode
         own = rules_from_config(settings.package_data)
+        if settings.install_dir and mode is WheelMode.LIBRARY_ONLY:
+            console.info(f"install-dir = {settings.install_dir!r} does not apply to a library-only wheel, which "
+                         "installs into the package's folder")
         defaults = default_rules(codegen_package=settings.codegen_package, package=settings.package)
         return cls(mode, for_sdist,
                    wheel_root_install=(settings.install_prefix is InstallPrefix.WHEEL_ROOT and settings.cmake
@@ -99,11 +103,18 @@ class BuildTarget:
     # Where the built package tree is: the project, or the staging tree.
     tree_root: Path
     # Where this build's CMake install goes: the package's folder under the tree root, or the
-    # package root in wheel-root mode.
+    # package root in wheel-root mode (its `install-dir` folder when that is set).
     install_prefix: Path
+    # The folder that install may write in and whose install manifest and record it keeps: the
+    # install prefix, or in wheel-root mode the package root (SKBUILD_PLATLIB_DIR), which holds
+    # an install-dir prefix.  Keyed by this folder, a changed install-dir finds the last install's
+    # files and removes those it no longer installs.
+    install_root: Path
     # CMAKE_INSTALL_PREFIX of the configure: always the project's own, so that develop and
-    # wheel builds share one configured build folder (a wheel build installs with --prefix).
+    # wheel builds share one configured build folder (a wheel build installs with --prefix);
+    # and the install root of the project's own tree.
     configured_prefix: Path
+    configured_root: Path
     # The built package's folder, and the folder of the built top-level packages and modules.
     package_dir: Path
     package_root: Path
@@ -112,8 +123,9 @@ class BuildTarget:
     def choose(cls, settings: ProjectSettings, plan: WheelPlan, *, staged: bool) -> BuildTarget:
         layout = settings.layout
         package_folder = layout.folder_of(settings.package)
-        installed_folder = layout.package_root if plan.wheel_root_install else package_folder
+        root_folder = Path(layout.package_root if plan.wheel_root_install else package_folder)
+        prefix_folder = root_folder / settings.install_dir if plan.wheel_root_install else root_folder
         tree_root = staging_root(settings.build_dir) if staged else settings.root
-        return cls(staged, tree_root, install_prefix=tree_root / installed_folder,
-                   configured_prefix=settings.root / installed_folder, package_dir=tree_root / package_folder,
-                   package_root=tree_root / layout.package_root)
+        return cls(staged, tree_root, install_prefix=tree_root / prefix_folder, install_root=tree_root / root_folder,
+                   configured_prefix=settings.root / prefix_folder, configured_root=settings.root / root_folder,
+                   package_dir=tree_root / package_folder, package_root=tree_root / layout.package_root)

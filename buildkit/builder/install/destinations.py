@@ -101,8 +101,13 @@ def _inside(path: str, roots: Iterable[str]) -> bool:
 class DestinationCheck:
     """The static check of one install's scripts, before anything is installed."""
 
-    def __init__(self, install_prefix: Path, build_dir: Path):
+    def __init__(self, install_prefix: Path, build_dir: Path, install_root: Path | None = None):
         self.install_prefix = str(Path(install_prefix).absolute())
+        # Where the install may write: the prefix, or the wheel's root that install-dir moved it below.
+        self.install_root = str(Path(install_root or install_prefix).absolute())
+        # The prefix's folder under that root ("" when they are one), which `..` may climb out of.
+        below = posixpath.relpath(self.install_prefix, self.install_root)
+        self.prefix_folder = "" if below == "." else below
         self.build_dir = str(Path(build_dir).absolute())
         self.wheel_dirs = str(Path(self.build_dir) / WHEEL_DIRS)
         self.top_script = Path(self.build_dir) / SCRIPT
@@ -111,12 +116,12 @@ class DestinationCheck:
         # The configure's prefix (the project's package folder): CMake code that writes
         # there, or into the source and build folders, stays in the project.
         self.configured_prefix = configured.group(1) if configured else None
-        # Wheel-root mode names this install's prefix in SKBUILD_PLATLIB_DIR (the staging tree
+        # Wheel-root mode names this install's root in SKBUILD_PLATLIB_DIR (the staging tree
         # for a wheel): a CMakeLists may install to that absolute folder.
         platlib = _PLATLIB.search(_read(Path(self.build_dir) / CMAKE_CACHE))
         self.platlib = platlib.group(1).strip() if platlib else None
         source = _HEADER.search(top)
-        self.writable = [root for root in (self.install_prefix, self.configured_prefix, self.build_dir,
+        self.writable = [root for root in (self.install_root, self.configured_prefix, self.build_dir,
                                            source.group(1).strip() if source else None) if root]
         self._cmakelists: dict[Path, str] = {}
 
@@ -161,16 +166,18 @@ class DestinationCheck:
     def _verdict(self, destination: str) -> tuple[str, str] | None:
         """Why ``destination`` leaves the prefix and what to write instead; None when it stays inside."""
         if destination == PREFIX_VARIABLE or destination.startswith(PREFIX_VARIABLE + "/"):
-            out, kept = _climbs_out(destination[len(PREFIX_VARIABLE):])
-            if not out:
-                return None
-            return ("climbs out of the prefix with '..'",
+            below = destination[len(PREFIX_VARIABLE):]
+            if not _climbs_out(f"{self.prefix_folder}/{below}")[0]:
+                return None  # inside the prefix, or inside the wheel's root that holds an install-dir prefix
+            kept = _climbs_out(below)[1]
+            return ("climbs out of the prefix with '..'" if not self.prefix_folder else
+                    f"climbs out of the wheel's root {self.install_root} with '..'",
                     f"`DESTINATION {kept}`" if kept else "a folder inside the package, e.g. `DESTINATION share`")
         if not posixpath.isabs(destination) and not re.match(r"^[A-Za-z]:[/\\]", destination):
             return None  # another variable: what it expands to is seen by the manifest check
         if _inside(posixpath.normpath(destination), [self.wheel_dirs]):
             return None  # scikit-build-core's SKBUILD_*_DIR folders, which buildkit makes and packs
-        if self.platlib == self.install_prefix and _inside(posixpath.normpath(destination), [self.platlib]):
+        if self.platlib == self.install_root and _inside(posixpath.normpath(destination), [self.platlib]):
             return None  # `DESTINATION ${SKBUILD_PLATLIB_DIR}`: the folder this install writes to
         configured = self.configured_prefix
         if configured and _inside(destination, [configured]):
@@ -246,7 +253,8 @@ class DestinationCheck:
         if len(escapes) > _SHOWN:
             lines.append(f"- and {len(escapes) - _SHOWN} more")
         raise BuildkitError(
-            f"{len(escapes)} install rule(s) would write outside the install prefix {self.install_prefix}; "
+            f"{len(escapes)} install rule(s) would write outside the install prefix {self.install_prefix}"
+            f"{f' and the wheel root {self.install_root} that holds it' if self.prefix_folder else ''}; "
             "buildkit installed nothing:\n" + "\n".join(lines),
             "Install into a destination relative to the prefix (`DESTINATION docs`, or GNUInstallDirs' "
             "`${CMAKE_INSTALL_DATADIR}`): buildkit points the prefix at the package tree, or at a wheel's "
@@ -286,7 +294,8 @@ def _script_tree(top: Path) -> list[Path]:
 
 def check_written(paths: Iterable[str], install_prefix: Path, build_dir: Path) -> None:
     """Refuse an install that wrote any of ``paths`` (its manifest) outside ``install_prefix``
-    (or the build folder's SKBUILD_*_DIR folders), also through a symbolic link in the
+    (the install's root: the wheel's root for an install-dir prefix; or the build folder's
+    SKBUILD_*_DIR folders), also through a symbolic link in the
     prefix.  Each folder is resolved once: a manifest holds thousands of files in a few
     hundred folders."""
     wheel_dirs = os.path.realpath(Path(build_dir).absolute() / WHEEL_DIRS)

@@ -66,19 +66,26 @@ if TYPE_CHECKING:
 class PackageTreeInstall:
     """The install of one build folder into one prefix.  One build folder may install into
     several prefixes (the package tree for develop, a staging folder for a wheel): each
-    keeps its own record, so switching between them never takes one for the other."""
+    keeps its own record, so switching between them never takes one for the other.
 
-    def __init__(self, build_dir: Path, install_prefix: Path, cmake: Path, build_type: str, *, verbose: bool = False,
-                 manifests: InstallManifests | None = None):
+    ``install_root``: the folder the install may write in, the prefix itself unless
+    ``install-dir`` moved the prefix below the wheel's root (then that root, which
+    ``${SKBUILD_PLATLIB_DIR}`` names).  The record and the manifest are the root's: an
+    install into another install-dir folder of the same tree finds the files of the last
+    one, and removes those it no longer installs."""
+
+    def __init__(self, build_dir: Path, install_prefix: Path, cmake: Path, build_type: str, *,
+                 install_root: Path | None = None, verbose: bool = False, manifests: InstallManifests | None = None):
         self.build_dir = Path(build_dir)
         self.install_prefix = Path(install_prefix).absolute()
+        self.install_root = Path(install_root or install_prefix).absolute()
         self.cmake = cmake
         self.build_type = build_type
         self.verbose = verbose
-        key = prefix_key(self.install_prefix)
+        key = prefix_key(self.install_root)
         self.record_path = Path(state_path(self.build_dir, install_state_name("record", key)))
         self.pending = Path(state_path(self.build_dir, install_state_name("pending", key)))
-        self.manifest_copy = manifest_copy(self.build_dir, self.install_prefix)
+        self.manifest_copy = manifest_copy(self.build_dir, self.install_root)
         self.manifests = manifests or InstallManifests(self.build_dir)  # the command's, when it has one
         self.script_path = Path(state_path(self.build_dir, install_state_name("script", key)))
         self.summary_path = Path(state_path(self.build_dir, install_state_name("summary", key)))
@@ -102,7 +109,7 @@ class PackageTreeInstall:
             except (UnreadableScript, OSError, UnicodeDecodeError, AttributeError) as exc:
                 return InstallCheck(unreadable=f"buildkit could not read {self.build_dir / SCRIPT} rule by rule "
                                                f"({exc})")
-            DestinationCheck(self.install_prefix, self.build_dir).check_units(scripts.units)
+            DestinationCheck(self.install_prefix, self.build_dir, self.install_root).check_units(scripts.units)
             unfinished = self.pending.exists()
             record = None if unfinished else install_record.load(self.record_path, self.install_prefix,
                                                                  self.build_type)
@@ -141,7 +148,7 @@ class PackageTreeInstall:
         self.pending.touch()
         result = self._run(scripts, plan) if plan.runs else None
         outputs = read_partial_output(self.output_path) if result is not None else {}
-        check_written([path for paths in outputs.values() for path in paths], self.install_prefix, self.build_dir)
+        check_written([path for paths in outputs.values() for path in paths], self.install_root, self.build_dir)
         new = self._new_record(active, record, plan, outputs)
         copied = self._copy_changed(active, plan, record, outputs, new)
         # Before the manifests are rewritten: they say which files buildkit may remove.
@@ -361,7 +368,7 @@ class PackageTreeInstall:
 
     def _install_everything(self, reason: str) -> StepResult:
         console.warn(f"{reason}; installing with a whole `cmake --install` each time, which copies every file.")
-        DestinationCheck(self.install_prefix, self.build_dir).check_scripts()
+        DestinationCheck(self.install_prefix, self.build_dir, self.install_root).check_scripts()
         install_summary.forget(str(self.summary_path))
         self.pending.parent.mkdir(parents=True, exist_ok=True)
         self.pending.touch()
@@ -372,7 +379,7 @@ class PackageTreeInstall:
                           env={**os.environ, "CMAKE_INSTALL_ALWAYS": "1"})
         written = set(self.manifests.names(self.build_dir / INSTALL_MANIFEST))
         # On a refusal the pending marker stays: the next run installs again.
-        check_written(written, self.install_prefix, self.build_dir)
+        check_written(written, self.install_root, self.build_dir)
         module_shadows.remove_shadowing_modules(sorted(written), self.build_dir)
         self.outputs_changed = self.manifest() != written
         self.prune_stale(self.manifest() - written)
@@ -385,7 +392,7 @@ class PackageTreeInstall:
         installs (a component switched off), so it can't ship in a wheel by accident.  Another
         interpreter's module stays: developing under 3.11 and 3.12 by turns keeps both
         importable (a wheel leaves such a module out)."""
-        prefix = self.install_prefix.resolve()
+        prefix = self.install_root.resolve()  # an earlier install-dir folder's files too
         for name in sorted(stale, reverse=True):
             path = Path(name)
             if not path.is_absolute() or not path.resolve().is_relative_to(prefix) or not os.path.lexists(path):

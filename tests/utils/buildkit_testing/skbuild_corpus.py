@@ -81,16 +81,6 @@ class IndexUnreachable(Exception):
 
 
 @dataclass(frozen=True)
-class Edit:
-    """One text replacement in one of the sample's files, and why the port needs it."""
-
-    path: str
-    old: str
-    new: str
-    reason: str
-
-
-@dataclass(frozen=True)
 class Port:
     """What porting one sample package to buildkit changes.
 
@@ -101,8 +91,6 @@ class Port:
     ``pyproject.toml`` gets one).  ``files`` are the other files the port writes, or
     deletes where the content is None (path -> (content, reason)): a setuptools-plugin
     sample's ``setup.py`` and ``setup.cfg``, whose metadata move to ``[project]``.
-    ``edits`` replace text in a file: where a port must edit the sample's CMake code,
-    each edit says why buildkit cannot do without it.
     """
 
     name: str
@@ -110,7 +98,6 @@ class Port:
     build_requires: tuple[str, ...] = ("setuptools-buildkit",)
     project_edits: dict[str, tuple[str, str]] = field(default_factory=dict)
     files: dict[str, tuple[str | None, str]] = field(default_factory=dict)
-    edits: tuple[Edit, ...] = ()
 
     def config_lines(self) -> int:
         """Lines of configuration the port wrote or changed besides ``[build-system]``,
@@ -120,7 +107,7 @@ class Port:
         project = sum(len(new.splitlines()) for new, _reason in self.project_edits.values())
         header = bool(table) and not table[0].startswith("[")  # a body that opens with a subtable has none
         written = sum(len(_meaningful(content)) for content, _reason in self.files.values() if content)
-        return len(table) + header + project + written + len(self.edits)
+        return len(table) + header + project + written
 
 
 def _meaningful(text: str) -> list[str]:
@@ -239,8 +226,4 @@ def apply_port(samples: Path, port: Port, target: Path) -> Path:
             (target / path).unlink()
         else:
             (target / path).write_text(content)
-    for edit in port.edits:
-        text = (target / edit.path).read_text()
-        assert text.count(edit.old) == 1, f"{port.name}: {edit.path} holds {edit.old!r} {text.count(edit.old)} times"
-        (target / edit.path).write_text(text.replace(edit.old, edit.new))
     return target

@@ -10,7 +10,7 @@ tabulates them.
 
 from __future__ import annotations
 
-from buildkit_testing.skbuild_corpus import Edit, Port
+from buildkit_testing.skbuild_corpus import Port
 
 NO_PROJECT_TABLE = ("buildkit reads the project's name and version (SKBUILD_PROJECT_NAME/VERSION) even to "
                     "configure; the sample has no [project] table (scikit-build-core's tests only configure it)")
@@ -115,6 +115,8 @@ cmake-defines = { ZMQ_LIBZMQ = "system" }
 """),
     Port("filepath_pure", """
 [tool.buildkit]
+# wheel.install-dir: CMake's install prefix is this folder of the wheel; SKBUILD_PLATLIB_DIR stays the root.
+install-dir = "cmake_dirs"
 # SOME_DEFINE2 to 4 reach CMake from a config setting or the environment (scikit-build-core:
 # -C cmake.define.SOME_DEFINE2=..., SKBUILD_CMAKE_DEFINE="SOME_DEFINE3=...;SOME_DEFINE4=...").
 cmake-forward = ["SOME_DEFINE2", "SOME_DEFINE3", "SOME_DEFINE4"]
@@ -126,11 +128,7 @@ SOME_DEFINE2 = "foo"
 SOME_DEFINE3 = "foo"
 SOME_ARGS1 = "foo"
 SOME_ARGS2 = "foo"
-""", edits=(
-        Edit("CMakeLists.txt", "main.py DESTINATION .)", "main.py DESTINATION cmake_dirs)",
-             'wheel.install-dir = "cmake_dirs" moved the install prefix into that folder; buildkit has no '
-             "install-dir, so the destination names it"),
-    )),
+"""),
     # No CMake (wheel.cmake = false): the Python side only, a pure wheel.
     Port("generate_include", """
 cmake = false

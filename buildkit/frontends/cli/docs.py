@@ -33,7 +33,7 @@ def _cell(value: object) -> str:
         return "unset"
     if isinstance(value, (list, dict, tuple)):
         return f"`{json.dumps(value)}`" if value else "empty"
-    return f"`{value}`"
+    return f"`{value}`" if value != "" else "empty"
 
 
 def _default_cell(row: KeyDoc) -> str:

@@ -3,8 +3,9 @@ of the wheel's root, for develop in place and for a wheel alike, while `SKBUILD_
 stays the root; and `SKBUILD_STATE`, which CMake reads as `editable` in a develop and `wheel`
 in a wheel build.
 
-One project, built once for the module: `buildkit develop`, a second develop (a no-op), then
-`pip wheel`.  The last test moves install-dir and develops twice more.  The refusals of bad
+One project, built once for the module: `buildkit develop`, a second develop (a no-op),
+`pip wheel`, then `pip install -e` into a venv of its own.  The last test moves install-dir
+and develops twice more.  The refusals of bad
 values are rows of tests/test_settings_errors.py; the destination check's rows are in
 tests/test_install_destinations.py.
 """
@@ -60,6 +61,7 @@ class Built:
     second_develop: str
     wheel_names: set[str]
     wheel_state: str
+    editable_probe: list[str]  # PROBE after `pip install -e` in another venv
 
 
 def develop(python: Path, project: Path) -> str:
@@ -86,7 +88,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
         cwd=base, env=clean_env())
     with zipfile.ZipFile(only_wheel(base / "dist")) as wheel:
         names, state = set(wheel.namelist()), wheel.read("rootmod.py").decode()
-    return Built(project, python, developed, probe, second, names, state)
+    editable = overlay_venv(base / "editable-venv")
+    run([editable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "-e", project], cwd=base,
+        env=clean_env())
+    editable_probe = run([editable, "-c", PROBE], cwd=base, env=clean_env()).stdout.split()
+    return Built(project, python, developed, probe, second, names, state, editable_probe)
 
 
 @pytest.mark.slow
@@ -106,6 +112,11 @@ def test_the_wheel_holds_the_install_dir_folder_and_cmake_saw_the_wheel_state(bu
     assert any(re.fullmatch(r"cmake_dirs/_fast\..*\.so", name) for name in built.wheel_names)
     assert not any(name.startswith(("main.py", "_fast", "csrc/")) for name in built.wheel_names)
     assert built.wheel_state == "STATE = 'wheel'\n"
+
+
+@pytest.mark.slow
+def test_an_editable_install_builds_into_the_install_dir_in_place(built: Built) -> None:
+    assert built.editable_probe == ["42", "42", "editable", str(built.project / "cmake_dirs" / "main.py")]
 
 
 @pytest.mark.slow

@@ -152,3 +152,11 @@ def test_install_dir_makes_wheel_root_the_default_and_moves_only_the_prefix(tmp_
     assert (target.configured_root, target.configured_prefix) == (target.install_root, target.install_prefix)
     defines = project.wheel_root_defines()
     assert (defines["SKBUILD_PLATLIB_DIR"], defines["SKBUILD_STATE"]) == ((tmp_path / "src").as_posix(), "editable")
+
+
+def test_a_library_only_wheel_ignores_install_dir_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    write_pyproject(tmp_path, 'install-dir = "cmake_dirs"', name="pkg")
+    write_file(tmp_path / "pkg" / "__init__.py", "")
+    project = Project.load(tmp_path, environ={"BUILD_LIBTORCH_WHL": "1"})
+    assert project.target.install_prefix == project.target.install_root == tmp_path / "pkg"
+    assert "install-dir = 'cmake_dirs' does not apply to a library-only wheel" in capsys.readouterr().err

@@ -228,7 +228,7 @@ def test_a_racy_entry_is_compared_by_content(project, monkeypatch):
 def installer(root: Path):
     settings = load_settings(root, option_keys())
     options = load_options(settings, environ={"MAX_JOBS": "2"})
-    return CMakeDriver(settings, options, install_prefix=root / "treeproj")._installer()
+    return CMakeDriver(settings, options, install_prefix=root / "treeproj").installer()
 
 
 def test_a_check_made_while_the_build_ran_is_taken_over_only_while_it_holds(project, tmp_path, monkeypatch):

@@ -123,6 +123,21 @@ def claim_build_folder(build_dir: Path, root: Path, protected: Iterable[Path], *
                      "build is left as it is: `buildkit clean` removes it.")
 
 
+def prepare_build_type_folder(build_dir: Path) -> None:
+    """The folder of one of a build-type list's other types, inside a claimed build folder: what
+    a claim clears away is cleared there too; it gets no marker of its own (it goes with the
+    folder that holds it, whose claim, lock and `clean` cover it).  A file or a link where it or
+    its parent, the `build-types` folder, belongs is removed and named (a link is never followed
+    out of the build folder)."""
+    for folder in (build_dir.parent, build_dir):
+        if os.path.islink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
+            what = "a link" if os.path.islink(folder) else "no folder"
+            os.unlink(folder)
+            console.warn(f"removed {folder}: {what} stood where buildkit keeps a build type's build folder "
+                         "(it is made again)")
+    _clear_obstacles(build_dir)
+
+
 def enclosing_build_folder(build_dir: Path, root: Path) -> Path | None:
     """A build folder holding ``build_dir`` inside the project: the one ``build/`` of a
     buildkit before build folders were per interpreter (``build/{soabi}``)."""

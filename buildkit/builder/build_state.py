@@ -86,8 +86,26 @@ WHEEL_DIRS = "wheel-dirs"  # package.wheel_root: scikit-build-core's SKBUILD_*_D
 WHEEL_STAGING = "wheel-staging"  # package.staging: the tree a wheel build packages
 LINKER_SCRIPT = "linker_script.ld"  # project: the prioritized-text linker script
 TORCH_PROJECT = "torch-project"  # torch_project: the CMake project of a buildkit.torch setup.py
+# project: a build folder of its own for each build type after the first of a build-type list,
+# <build>/build-types/<type>, inside the primary one (its lock, its claim, its `clean`).
+BUILD_TYPES_FOLDER = "build-types"
 BUILDKIT_ENTRIES = frozenset({STATE_FOLDER, EGG_INFO, BUILD_ENV_MIRROR, WHEEL_DIRS, WHEEL_STAGING, LINKER_SCRIPT,
-                              TORCH_PROJECT})
+                              TORCH_PROJECT, BUILD_TYPES_FOLDER})
+
+
+def build_type_dir(build_dir: str | os.PathLike[str], build_type: str) -> str:
+    """The build folder of ``build_type``, one of a build-type list's after the first."""
+    return os.path.join(os.fspath(build_dir), BUILD_TYPES_FOLDER, build_type)
+
+
+def build_type_dirs(build_dir: str | os.PathLike[str]) -> list[str]:
+    """The build folders of other build types that a build-type list made in ``build_dir``."""
+    folder = os.path.join(os.fspath(build_dir), BUILD_TYPES_FOLDER)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [os.path.join(folder, name) for name in names if os.path.isdir(os.path.join(folder, name, STATE_FOLDER))]
 
 
 def state_path(build_dir: str | os.PathLike[str], name: str) -> str:

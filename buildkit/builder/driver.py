@@ -120,7 +120,7 @@ class CMakeDriver:
                  prefix_path: Sequence[str | Path] = (), module_path: Sequence[str | Path] = (),
                  build_dir: Path | None = None, lock_timeout: float = DEFAULT_TIMEOUT_S,
                  cache: BuildFolderCache | None = None, manifests: InstallManifests | None = None,
-                 develop: bool = False):
+                 develop: bool = False, copies_compile_commands: bool = True):
         self.settings = settings
         self.options = options
         # Where this run installs, and the CMAKE_INSTALL_PREFIX of the configure: a wheel
@@ -142,6 +142,8 @@ class CMakeDriver:
         self.cache_file = cache or BuildFolderCache(self.build_dir)
         self.manifests = manifests or InstallManifests(self.build_dir)
         self._toolchain: Toolchain | None = None
+        # The project root's compile_commands.json is the primary build's: not a build-type list's others'.
+        self.copies_compile_commands = copies_compile_commands
 
     # ------------------------------------------------------------ state
     @property
@@ -319,9 +321,10 @@ class CMakeDriver:
     # ------------------------------------------------------------ install
     def install(self, build: StepResult | None = None) -> StepResult | None:
         """Install into the package tree; None when skipped because everything is installed."""
-        return self._installer().install(build)
+        return self.installer().install(build)
 
-    def _installer(self) -> PackageTreeInstall:
+    def installer(self) -> PackageTreeInstall:
+        """The install of this folder into this run's prefix."""
         return PackageTreeInstall(self.build_dir, self.install_prefix, self._tools().cmake.path, self.build_type(),
                                   install_root=self.install_root, verbose=self.options.verbose,
                                   manifests=self.manifests)
@@ -329,7 +332,7 @@ class CMakeDriver:
     def sync_compile_commands(self) -> bool:
         """Copy compile_commands.json to the project root when its content changed (not for
         a wheel build, which leaves the source tree as it was)."""
-        if self.install_prefix != self.configured_prefix:
+        if self.install_prefix != self.configured_prefix or not self.copies_compile_commands:
             return False
         return copy_if_changed(self.build_dir / COMPILE_COMMANDS, self.settings.root / COMPILE_COMMANDS,
                                Path(state_path(self.build_dir, COMPILE_COMMANDS_STAMP)))

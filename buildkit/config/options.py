@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +41,7 @@ from buildkit.config.parsing import (  # noqa: F401  re-exported: the parsers be
     parse_args,
     parse_bool,
     parse_build_type,
+    parse_build_type_list,
     parse_epoch,
     parse_generator,
     parse_nonempty,
@@ -143,7 +144,11 @@ class BuildOptions:
 
     cmake_build_type: str | None = option(
         "CMAKE_BUILD_TYPE", parse_build_type, "build type",
-        "Build type; wins over DEBUG and REL_WITH_DEB_INFO. Unset: keep the type of an existing cache, else Release.",
+        "Build type; wins over DEBUG and REL_WITH_DEB_INFO. Unset: keep the type of an existing cache, else Release. "
+        "In `[tool.buildkit]` also a list, `[\"Release\", \"Debug\"]`: every type is built (the first in the build "
+        "folder, each other one in `<build folder>/build-types/<type>`) and installed into the same package tree or "
+        "wheel, the later over the earlier. A type asked for by a variable or config setting (this one, DEBUG, "
+        "REL_WITH_DEB_INFO) builds that type alone; the list's others are named as not built.",
         key="build-type")
     debug: bool = option("DEBUG", parse_bool, "boolean", "Build type Debug (unless CMAKE_BUILD_TYPE is set).",
                          default=False)
@@ -271,8 +276,14 @@ class BuildOptions:
         "(GCC or Clang, GCC 5 or newer) and, for CUDA, that the host compiler is one nvcc supports.",
         default=False)
     # The fields below are not read from a variable of their own.
-    # The build type when nothing asks for one and no cache has one: [tool.buildkit] build-type.
+    # The build type when nothing asks for one and no cache has one: [tool.buildkit] build-type
+    # (the first of its list).
     default_build_type: str = "Release"
+    # The other build types of a [tool.buildkit] build-type list, built after the first one
+    # into the same prefix; empty when a variable or config setting asks for one type.
+    extra_build_types: tuple[str, ...] = ()
+    # The list's types that such a request left out (for the message that names them).
+    dropped_build_types: tuple[str, ...] = ()
     # -D NAME=VALUE pairs forwarded to CMake, sorted by name.
     cmake_defines: tuple[tuple[str, str], ...] = ()
     # CMake's own environment variables seen at load time (they feed the fingerprint).
@@ -304,19 +315,39 @@ class BuildOptions:
 
     def explicit_build_type(self) -> str | None:
         """The build type asked for by CMAKE_BUILD_TYPE, DEBUG or REL_WITH_DEB_INFO."""
+        request = self.build_type_request()
+        return request[0] if request else None
+
+    def build_type_request(self) -> tuple[str, str] | None:
+        """The build type a variable or config setting asks for, and what asked, in words."""
         if self.cmake_build_type and self.sources.get("cmake_build_type") != "[tool.buildkit]":
-            return self.cmake_build_type
+            source = self.sources.get("cmake_build_type", "default")
+            name = self.variable_names.get("cmake_build_type") or "CMAKE_BUILD_TYPE"
+            return self.cmake_build_type, f"{name}={self.cmake_build_type} ({source})"
         if self.debug:
-            return "Debug"
+            return "Debug", f"DEBUG=1 ({self.sources.get('debug', 'default')})"
         if self.rel_with_deb_info:
-            return "RelWithDebInfo"
+            return "RelWithDebInfo", f"REL_WITH_DEB_INFO=1 ({self.sources.get('rel_with_deb_info', 'default')})"
         return None
 
+    def dropped_build_types_note(self) -> str | None:
+        """What a build says when a request for one build type left out those of the list."""
+        request = self.build_type_request()
+        if not self.dropped_build_types or request is None:
+            return None
+        listed = ", ".join([self.default_build_type, *self.dropped_build_types])
+        left_out = [t for t in (self.default_build_type, *self.dropped_build_types) if t != request[0]]
+        return (f"[tool.buildkit] build-type lists {listed}, but {request[1]} asks for one build type: building "
+                f"{request[0]} only, not {', '.join(left_out)}. Unset it to build every type of the list.")
+
     def resolve_build_type(self, cached: str | None = None) -> str:
-        """Explicit request first, then the existing cache's type, then the project default."""
+        """Explicit request first, then the existing cache's type, then the project default.
+        A build-type list pins the primary build to its first type, whatever the cache says."""
         explicit = self.explicit_build_type()
         if explicit:
             return explicit
+        if self.extra_build_types:
+            return self.default_build_type
         if cached:
             try:
                 return parse_build_type(cached, "CMAKE_BUILD_TYPE in CMakeCache.txt")
@@ -372,8 +403,15 @@ def load_options(settings: ProjectSettings | None = None, environ: Mapping[str, 
     # Every [tool.buildkit] option value is checked, also one the environment overrides.
     toml_defaults = {key: _toml_default(by_key[key], raw, settings.root / "pyproject.toml")
                      for key, raw in settings.option_defaults.items() if key in by_key} if settings else {}
+    # build-type = ["Release", "Debug"]: the first is the default, the others are built after it.
+    listed = toml_defaults.get("build-type")
+    extra_build_types: tuple[str, ...] = ()
+    if isinstance(listed, tuple):
+        toml_defaults["build-type"], *others = listed
+        extra_build_types = tuple(others)
     values: dict[str, Any] = {}
-    sources: dict[str, str] = {}
+    sources: dict[str, str] = dict.fromkeys(("default_build_type", "extra_build_types", "dropped_build_types"),
+                                            "[tool.buildkit]") if extra_build_types else {}
     for option in table:
         values[option.field], sources[option.field] = _resolve(option, config, environ, toml_defaults)
     for key in list(config):
@@ -397,7 +435,7 @@ def load_options(settings: ProjectSettings | None = None, environ: Mapping[str, 
     for name, value in defines.items():
         check_text(value, f"-D{name} (from {define_sources.get(f'-D{name}', 'the environment')})")
     sources.update(define_sources)
-    return BuildOptions(
+    options = BuildOptions(
         **values,
         release_variable=release_variable,
         default_build_type=toml_defaults.get("build-type") or BuildOptions.default_build_type,
@@ -405,7 +443,11 @@ def load_options(settings: ProjectSettings | None = None, environ: Mapping[str, 
         cmake_environment=tuple(sorted((k, environ[k]) for k in CMAKE_ENVIRONMENT_VARIABLES if k in environ)),
         sources=sources,
         variable_names={o.field: o.env or "" for o in table},
+        extra_build_types=extra_build_types,
     )
+    if extra_build_types and options.explicit_build_type():  # one type asked for: the list's others are dropped
+        options = replace(options, extra_build_types=(), dropped_build_types=extra_build_types)
+    return options
 
 
 def _config_value(key: str, value: Any) -> str:
@@ -437,6 +479,8 @@ def _toml_default(option: Option, raw: Any, pyproject: Path) -> Any:
     wrong = f"{where} must be {with_article(option.kind)}, not {raw!r}."
     found = f" It is read from {pyproject}; docs/configuration.md lists every key."
     native = _toml_types(option.field)
+    if isinstance(raw, list) and option.parse is parse_build_type:  # build-type = ["Release", "Debug"]
+        return parse_build_type_list(raw, where)
     if not isinstance(raw, (str, *native)) or (isinstance(raw, bool) and bool not in native):
         raise ConfigError(wrong, option.doc + found)
     if isinstance(raw, str):

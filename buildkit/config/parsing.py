@@ -72,6 +72,26 @@ def parse_build_type(value: str, name: str) -> str:
                       f"Use one of {', '.join(BUILD_TYPES)}.")
 
 
+def parse_build_type_list(values: list[object], name: str) -> tuple[str, ...]:
+    """``build-type = ["Release", "Debug"]``: each element as :func:`parse_build_type` reads
+    one, at least one, none twice (``release`` and ``Release`` are the same type)."""
+    if not values:
+        raise ConfigError(f"{name} is an empty list, so no build type would be built.",
+                          "Name one build type (`build-type = \"Release\"`) or several, the first "
+                          "the primary (`[\"Release\", \"Debug\"]`).")
+    found: list[str] = []
+    for index, value in enumerate(values):
+        where = f"{name}[{index}]"
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} must be a build type, not {value!r}.", f"Use one of {', '.join(BUILD_TYPES)}.")
+        build_type = parse_build_type(value, where)
+        if build_type in found:
+            raise ConfigError(f"{name} names the build type {build_type} twice ({where} is {value!r}).",
+                              "Name each build type once: each is built once, into its own build folder.")
+        found.append(build_type)
+    return tuple(found)
+
+
 def parse_generator(value: str, name: str) -> str:
     if not value.strip():
         raise ConfigError(f"{name} is set but empty.", f"Unset {name} or name a generator such as Ninja.")

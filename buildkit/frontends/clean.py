@@ -25,6 +25,7 @@ from buildkit._util import console, git
 from buildkit._util.fileutil import KEEP_MARKER, PROTECTED_DIR_NAMES, PROTECTED_FILE_NAMES
 from buildkit.builder.build_folder import BuildFolderRefused, carries_marker, claim_build_folder
 from buildkit.builder.build_lock import lock_build_folder
+from buildkit.builder.build_state import build_type_dirs
 from buildkit.builder.install.manifest import read_install_manifest
 from buildkit.config.build_dir import every_interpreter_glob, is_templated, template_base
 from buildkit.config.globs import check_glob, glob_match
@@ -280,9 +281,11 @@ def clean_project(settings: ProjectSettings, *, include_ignored: bool = False, d
         # dry run writes nothing, the lock files included.
         for folder in owned if not dry_run else ():
             locks.enter_context(lock_build_folder(folder))
-        # Only the install manifest of a folder buildkit made is trusted to name its files.
+        # Only the install manifest of a folder buildkit made is trusted to name its files; a
+        # build-type list's other types installed from folders of their own inside it.
         manifests = [(install_manifest if install_manifest is not None and folder == settings.build_dir
                       else read_install_manifest(folder)) for folder in owned]
+        manifests += [read_install_manifest(Path(other)) for folder in owned for other in build_type_dirs(folder)]
         if install_manifest is not None and settings.build_dir not in owned:
             manifests.append(install_manifest)
         for listed in (path for manifest in manifests for path in manifest):

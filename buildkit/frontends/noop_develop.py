@@ -36,9 +36,10 @@ from buildkit.frontends.noop_record import inputs, read_record, regenerated
 
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured): the no-op develop goes without
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
-    from buildkit._util.spawn import Output
+    from buildkit._util.spawn import Output, Process
 
 
 # The switches a quiet no-op cannot honour, each read as the options read it: a verbose run
@@ -113,22 +114,23 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None, *, f
         if not for_import:
             console.up_to_date(time.perf_counter() - started)
         return True
-    with lock_build_folder(record["build_dir"]):
+    with lock_build_folder(record["build_dir"]):  # the primary folder's lock covers the build types' folders
         log_before = log_stamp(record["build_dir"])
         build_started = time.perf_counter()
+        others: list[tuple[dict[str, Any], Process]] = []  # a build-type list's other types, built beside
         try:
+            others += [(other, spawn.start(other["build_command"])) for other in record["build_types"]]
             build = spawn.start(record["build_command"])
         except OSError:
+            _stop_all(process for _, process in others)
             return False  # the recorded tool is gone: the full command says so, or finds another
         try:
-            # While ninja checks its own inputs on one core, this one checks the package tree's.
-            current, scans = install_summary.check(record["install_summary"])
-            output = build.stdout
-            assert output is not None, "spawn.start() gives every child an output pipe"
-            seen, working = _read_until_work(output)
+            # Work in another type's build, and the full command builds every type.
+            if not all(_build_type_current(record, other, process) for other, process in others):
+                return False
+            current, scans, seen, working = _check_while_building(build, record["install_summary"])
             if not working and build.wait() == 0 and current and not regenerated(record):
-                output.close()
-                _write_logs(record, seen)
+                _finish_quietly(build, record["build_dir"], record["build_command"], seen)
                 if not for_import:
                     console.up_to_date(time.perf_counter() - started)
                 return True
@@ -141,9 +143,42 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None, *, f
 
             return noop_finish.finish(record, build, build_started, scans, log_before)
         finally:
-            if build.poll() is None:  # an error or a handover before ninja was waited for: don't leave it behind
-                build.terminate()
-                build.wait()
+            _stop_all([build, *(process for _, process in others)])
+
+
+def _build_type_current(record: dict[str, Any], other: dict[str, Any], build: Process) -> bool:
+    """Whether one of a build-type list's other types, its ninja started as ``build``, has nothing
+    to build or install (then its log is written as a build's)."""
+    current, _, seen, working = _check_while_building(build, other["install_summary"])
+    if working or build.wait() != 0 or not current or regenerated(record, other["build_dir"]):
+        return False
+    _finish_quietly(build, other["build_dir"], other["build_command"], seen)
+    return True
+
+
+def _check_while_building(build: Process, summary: str) -> tuple[bool, Any, list[bytes], bool]:
+    """While ninja checks its own inputs on one core, this one checks the package tree's against
+    the install's ``summary``: (current, its scans, ninja's output so far, whether ninja has work)."""
+    current, scans = install_summary.check(summary)
+    output = build.stdout
+    assert output is not None, "spawn.start() gives every child an output pipe"
+    seen, working = _read_until_work(output)
+    return current, scans, seen, working
+
+
+def _finish_quietly(build: Process, build_dir: str, command: list[str], seen: list[bytes]) -> None:
+    """A build that had nothing to do: its output closed, its log written."""
+    output = build.stdout
+    assert output is not None, "spawn.start() gives every child an output pipe"
+    output.close()
+    _write_logs(build_dir, command, seen)
+
+
+def _stop_all(builds: Iterable[Process]) -> None:
+    for build in builds:
+        if build.poll() is None:  # an error or a handover before ninja was waited for: don't leave it behind
+            build.terminate()
+            build.wait()
 
 
 def _read_until_work(stream: Output) -> tuple[list[bytes], bool]:
@@ -158,10 +193,10 @@ def _read_until_work(stream: Output) -> tuple[list[bytes], bool]:
     return seen, False
 
 
-def _write_logs(record: dict[str, Any], output: list[bytes]) -> None:
+def _write_logs(build_dir: str, command: list[str], output: list[bytes]) -> None:
     """The build step's log, as :func:`buildkit.builder.build_output.run_step` writes it."""
-    logs = state_path(record["build_dir"], LOGS)
-    data = b"".join([f"$ {command_line(record['build_command'])}\n".encode(), *output])
+    logs = state_path(build_dir, LOGS)
+    data = b"".join([f"$ {command_line(command)}\n".encode(), *output])
     os.makedirs(logs, exist_ok=True)
     for name in ("build.log", "last.log"):
         with open(os.path.join(logs, name), "wb") as handle:

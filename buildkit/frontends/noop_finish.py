@@ -78,7 +78,8 @@ def record(project: Project, register: bool) -> None:
     files, build = _cmake_build(project) if project.settings.cmake else ([], NO_BUILD)
     # The build folder's records, less the install's own (which the install step checks
     # itself, and rewrites after each edit) and this one.
-    files += [str(p) for p in sorted((build_dir / ".buildkit").glob("*.json")) if not p.name.startswith("install-")]
+    for folder in [build_dir, *(Path(other["build_dir"]) for other in build["build_types"])]:
+        files += [str(p) for p in sorted((folder / ".buildkit").glob("*.json")) if not p.name.startswith("install-")]
     files += [str(project.settings.package_dir), str(project.root / project.settings.version_file),
               str(project.root / project.settings.readme)]  # the registration's METADATA holds the README
     stub = project.settings.extension
@@ -95,7 +96,7 @@ def record(project: Project, register: bool) -> None:
 # A project without a CMake part (`cmake = false`): no build command, which the first stage
 # takes for nothing to build or install (its inputs decide alone).
 NO_BUILD: dict[str, Any] = {"build_command": [], "jobs": 0, "install_prefix": "", "install_root": "", "cmake": "",
-                            "build_type": "", "install_summary": ""}
+                            "build_type": "", "install_summary": "", "build_types": []}
 
 
 def _cmake_build(project: Project) -> tuple[list[str], dict[str, Any]]:
@@ -107,9 +108,14 @@ def _cmake_build(project: Project) -> tuple[list[str], dict[str, Any]]:
     files = noop_record.regenerated_files(str(project.build_dir))
     files += [str(tool.path) for tool in tools.tools().values() if tool is not None]
     target = project.target
-    installer = PackageTreeInstall(project.build_dir, target.install_prefix, tools.cmake.path, driver.build_type(),
-                                   install_root=target.install_root)
+    others = []
+    for build_type in project.options.extra_build_types:  # a build-type list's others, each in its folder
+        other = project.driver(build_type)
+        files += noop_record.regenerated_files(str(other.build_dir))
+        files += [str(tool.path) for tool in other._tools().tools().values() if tool is not None]
+        others.append({"build_dir": str(other.build_dir), "build_command": list(other.build_command(jobs)),
+                       "install_summary": str(other.installer().summary_path)})
     return files, {"build_command": list(driver.build_command(jobs)), "jobs": jobs,
                    "install_prefix": str(target.install_prefix), "install_root": str(target.install_root),
                    "cmake": str(tools.cmake.path), "build_type": driver.build_type(),
-                   "install_summary": str(installer.summary_path)}
+                   "install_summary": str(driver.installer().summary_path), "build_types": others}

@@ -25,7 +25,7 @@ try:  # built into CPython; hashlib would load OpenSSL's library for the same di
 except ImportError:  # pragma: no cover - interpreters without it
     from hashlib import blake2b
 
-HEADER = marshal_file.header("no-op record 4")
+HEADER = marshal_file.header("no-op record 5")
 # Variables a shell changes between commands without changing what a build does, and the
 # mark an editable install's rebuild on import gives its build (buildkit/editable_rebuild.py).
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID",
@@ -40,7 +40,10 @@ _STARTING_ENVIRONMENT = dict(os.environ)
 _STARTING_PATH = tuple(sys.path if sys.flags.safe_path else sys.path[1:])
 # What the first stage needs from a record, with its type.
 FIELDS = {"files": list, "folders": list, "inputs": dict, "build_dir": str, "build_command": list, "jobs": int,
-          "install_prefix": str, "install_root": str, "cmake": str, "build_type": str, "install_summary": str}
+          "install_prefix": str, "install_root": str, "cmake": str, "build_type": str, "install_summary": str,
+          "build_types": list}
+# What the first stage needs of each other build type of a build-type list (its own build
+# folder, built and installed after the primary one): "build_dir", "build_command", "install_summary".
 # The sources a setup.py finds by globbing a folder (buildkit.torch projects: the suffixes of
 # builder/configure/torch_project.py's LANGUAGES): a folder's record is the list of these.
 LISTED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".cu")
@@ -132,9 +135,11 @@ def write_record(build_dir: str, record: dict[str, Any]) -> None:
     marshal_file.write(record_path(build_dir), HEADER, record)
 
 
-def regenerated(record: dict[str, Any]) -> bool:
-    """Whether a CMake run inside ninja rewrote the build (the full command reads it again)."""
-    return any(stat_of(path) != record["inputs"]["files"].get(path) for path in regenerated_files(record["build_dir"]))
+def regenerated(record: dict[str, Any], build_dir: str | None = None) -> bool:
+    """Whether a CMake run inside ninja rewrote the build (the full command reads it again);
+    ``build_dir``: of another build type's folder, else the primary one's."""
+    return any(stat_of(path) != record["inputs"]["files"].get(path)
+               for path in regenerated_files(build_dir or record["build_dir"]))
 
 
 def regenerated_files(build_dir: str) -> list[str]:

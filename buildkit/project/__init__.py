@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import platform as _platform
 import sys
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -22,8 +22,8 @@ from packaging.version import Version
 
 from buildkit._util import console
 from buildkit._util.resources import cmake_dir
-from buildkit.builder.build_folder import claim_build_folder, lock_own_build_folder
-from buildkit.builder.build_state import LINKER_SCRIPT
+from buildkit.builder.build_folder import claim_build_folder, lock_own_build_folder, prepare_build_type_folder
+from buildkit.builder.build_state import LINKER_SCRIPT, build_type_dirs
 from buildkit.builder.configure import build_env, file_api
 from buildkit.builder.configure.cmake_cache import BuildFolderCache, CMakeCache
 from buildkit.builder.configure.torch_project import compiler_defines
@@ -73,6 +73,7 @@ from buildkit.package.version import (
     write_version_file,
 )
 from buildkit.package.wheel_root import skbuild_defines
+from buildkit.project import build_types
 from buildkit.project.parts import BuildTarget, Configuration, WheelPlan
 
 
@@ -281,12 +282,30 @@ class Project:
         found = [self.build_environment.mirrored(str(d.prefix_path)) for d in self.library_dependencies]
         return list(dict.fromkeys([*found, *self.build_environment.prefix_path()]))
 
-    def driver(self) -> CMakeDriver:
-        return CMakeDriver(self.settings, self.options, install_prefix=self.target.install_prefix,
+    def driver(self, build_type: str | None = None) -> CMakeDriver:
+        """The build of the primary build type; with ``build_type``, the build of one of a
+        build-type list's others, in its own folder (:mod:`.build_types`)."""
+        if build_type is None:
+            options, build_dir, cache = self.options, self.build_dir, self._cache_file
+        else:
+            options, build_dir = build_types.options_for(self.options, build_type), self._build_type_dirs[build_type]
+            cache = BuildFolderCache(build_dir)
+        return CMakeDriver(self.settings, options, install_prefix=self.target.install_prefix,
                            install_root=self.target.install_root, configured_prefix=self.target.configured_prefix,
-                           extra_defines=self.extra_defines(), prefix_path=self.prefix_path(),
-                           module_path=self.build_environment.module_path(), cache=self._cache_file,
-                           manifests=self._manifests, develop=not self.target.staged)
+                           extra_defines=self._driver_defines, prefix_path=self.prefix_path(),
+                           module_path=self.build_environment.module_path(), build_dir=build_dir, cache=cache,
+                           manifests=self._manifests[build_dir], develop=not self.target.staged,
+                           copies_compile_commands=build_type is None)
+
+    @cached_property
+    def _driver_defines(self) -> dict[str, str]:
+        """:meth:`extra_defines`, once for every driver of the command (each build type's)."""
+        return self.extra_defines()
+
+    @cached_property
+    def _build_type_dirs(self) -> dict[str, Path]:
+        """The build folder of each of a build-type list's other types that this command builds."""
+        return {t: build_types.build_type_folder(self.build_dir, t) for t in self.options.extra_build_types}
 
     # ------------------------------------------------------------------ build
     def claim_build_folder(self) -> None:
@@ -340,16 +359,33 @@ class Project:
     def _run_build(self) -> DriverResult:
         self._refuse_user_files()
         if self.target.staged:  # the Python sources first: what CMake installs goes on top
-            develop_outputs = self._manifests.installed_names(self.target.configured_root)
+            develop_outputs = self._installed_names(self.target.configured_root)
             self._progress.staged_sources = source_files(self.root, self.settings.layout, develop_outputs,
                                                 links=self.link_guard(self.root))
-            staged_installs = self._manifests.installed_names(self.target.install_root)
+            staged_installs = self._installed_names(self.target.install_root)
             sync_sources(self._progress.staged_sources, self.target.tree_root, staged_installs)
         if not self.settings.cmake:
             console.info("no CMake build ([tool.buildkit] cmake = false): the Python side only")
             return DriverResult.without_cmake()
         build_env.sync_mirror(self.build_environment, self.build_dir)
-        return self.driver().run(lock_held=True)
+        if note := self.options.dropped_build_types_note():
+            console.warn(note)
+        primary = self.driver()
+        result = primary.run(lock_held=True)
+        installs = [primary.installer()]
+        for build_type, folder in self._build_type_dirs.items():
+            console.info(f"building the build type {build_type} too ([tool.buildkit] build-type), in {folder}")
+            prepare_build_type_folder(folder)
+            extra = self.driver(build_type)
+            extra.run(lock_held=True)
+            installs.append(extra.installer())
+        if not result.cmake_only:
+            build_types.report_overwritten(installs)
+            built = [self.build_dir, *self._build_type_dirs.values()]
+            build_types.withdraw_unbuilt(self.build_dir, self.target.install_prefix, self.target.install_root,
+                                         list(self._build_type_dirs),
+                                         set(self._installed_names(self.target.install_root, built)))
+        return result
 
     @property
     def built(self) -> bool:
@@ -366,9 +402,18 @@ class Project:
         return BuildFolderCache(self.build_dir)
 
     @cached_property
-    def _manifests(self) -> InstallManifests:
-        """This command's reading of the install manifests (shared with its driver)."""
-        return InstallManifests(self.build_dir)
+    def _manifests(self) -> dict[Path, InstallManifests]:
+        """This command's reading of the install manifests of each build folder (the primary one,
+        and a build-type list's others', also those this command does not build: what they
+        installed into the package tree is no source to stage), shared with their drivers."""
+        folders = [self.build_dir, *self._build_type_dirs.values(), *map(Path, build_type_dirs(self.build_dir))]
+        return {folder: InstallManifests(folder) for folder in dict.fromkeys(folders)}
+
+    def _installed_names(self, prefix: Path, folders: Iterable[Path] | None = None) -> list[str]:
+        """What the last install from each build folder (``folders``, else every one) wrote into ``prefix``."""
+        chosen = self._manifests if folders is None else [folder for folder in folders if folder in self._manifests]
+        names = [name for folder in chosen for name in self._manifests[folder].installed_names(prefix)]
+        return list(dict.fromkeys(names)) if len(chosen) > 1 else names
 
     @property
     def cache(self) -> CMakeCache | None:
@@ -379,18 +424,23 @@ class Project:
 
     @property
     def install_manifest(self) -> list[Path]:
-        """What this command's install (into the package tree, or the staging tree) wrote."""
-        return self._manifests.installed(self.target.install_root)
+        """What this command's install (into the package tree, or the staging tree) wrote: of
+        every build type it builds."""
+        return self._union(manifests.installed(self.target.install_root) for manifests in self._manifests.values())
 
     @property
     def installed_names(self) -> list[str]:
         """:attr:`install_manifest` as strings, for passes over every installed file."""
-        return self._manifests.installed_names(self.target.install_root)
+        return self._installed_names(self.target.install_root)
 
     @property
     def every_installed_file(self) -> list[Path]:
         """What any install from this build folder wrote (the source tree's and staging's)."""
-        return self._manifests.installed()
+        return self._union(manifests.installed() for manifests in self._manifests.values())
+
+    def _union(self, lists: Iterator[list[Path]]) -> list[Path]:
+        found = [path for paths in lists for path in paths]
+        return list(dict.fromkeys(found)) if len(self._manifests) > 1 else found
 
     # ----------------------------------------------------------- package data
     def package_files(self) -> list[str]:

@@ -60,6 +60,8 @@ from buildkit.builder.install.script import (
 
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from buildkit.builder.install.summary import ScanKey
 
 
@@ -392,20 +394,45 @@ class PackageTreeInstall:
         installs (a component switched off), so it can't ship in a wheel by accident.  Another
         interpreter's module stays: developing under 3.11 and 3.12 by turns keeps both
         importable (a wheel leaves such a module out)."""
-        prefix = self.install_root.resolve()  # an earlier install-dir folder's files too
-        for name in sorted(stale, reverse=True):
-            path = Path(name)
-            if not path.is_absolute() or not path.resolve().is_relative_to(prefix) or not os.path.lexists(path):
-                continue
-            if module_shadows.another_interpreters_module(name):
-                console.detail(f"kept {path}: a module another interpreter's develop installed")
-                continue
-            path.unlink()
-            console.detail(f"removed stale install output {path}")
-            parent = path.parent
-            while parent.resolve() != prefix and parent.is_dir() and not any(parent.iterdir()):
-                parent.rmdir()
-                parent = parent.parent
+        prune(stale, self.install_root)  # an earlier install-dir folder's files too
+
+    def replaced(self, paths: Iterable[str]) -> list[str]:
+        """Those of ``paths`` that this folder's last install wrote as its build's own output (not a
+        copy of a source) and that another install has written over since."""
+        record = install_record.load(self.record_path, self.install_prefix, self.build_type)
+        return record.replaced_outputs(paths) if record else []
+
+    def withdraw(self, keep: set[str]) -> list[str]:
+        """Take this build folder's last install out of the prefix (a build type that a build-type
+        list no longer builds): its files go, except those in ``keep`` (another build's), and its
+        record, so that a later install starts anew.  Returns the files removed."""
+        removed = prune(self.manifest() - keep, self.install_root)
+        install_summary.forget(str(self.summary_path))
+        for path in (self.record_path, self.manifest_copy):
+            path.unlink(missing_ok=True)
+        return removed
+
+
+def prune(stale: set[str], install_root: Path) -> list[str]:
+    """:meth:`PackageTreeInstall.prune_stale` for the files ``stale`` inside ``install_root``;
+    returns those removed."""
+    prefix = install_root.resolve()
+    removed = []
+    for name in sorted(stale, reverse=True):
+        path = Path(name)
+        if not path.is_absolute() or not path.resolve().is_relative_to(prefix) or not os.path.lexists(path):
+            continue
+        if module_shadows.another_interpreters_module(name):
+            console.detail(f"kept {path}: a module another interpreter's develop installed")
+            continue
+        path.unlink()
+        removed.append(name)
+        console.detail(f"removed stale install output {path}")
+        parent = path.parent
+        while parent.resolve() != prefix and parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+    return removed
 
 
 def _describe(unit: InstallUnit) -> str:

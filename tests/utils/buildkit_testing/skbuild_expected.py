@@ -93,10 +93,7 @@ EXPECTED = {
     "mixed_setuptools": Expected({"mixed_setuptools/version.py": VERSION_MODULE}),
     "simple_pure": _usual("simple_pure-0.0.1", tag=("py3-none-{platform}", ONLY_A_PROGRAM)),
     "simple_pyproject_script_with_flags": _usual("cmake_example-0.0.1"),
-    "multi_build_type": _usual("multi_build_type-0.0.1", "multi_build_type", tag=("py3-none-any", NO_BINARY),
-                               only_skbuild={"multi_build_type/Debug/marker.txt": (
-                                   'cmake.build-type = ["Release", "Debug"] builds and installs both '
-                                   "configurations; buildkit builds one (Release by default)")}),
+    "multi_build_type": _usual("multi_build_type-0.0.1", "multi_build_type", tag=("py3-none-any", NO_BINARY)),
     "filepath_pure": _usual("cmake_dirs-0.0.1", "cmake_dirs", tag=("py3-none-any", NO_BINARY)),
     "sdist_config": _usual("sdist_config-0.1.0"),
     "custom_cmake": _usual("custom_modules-2.3.4", tag=("py3-none-any", NO_BINARY)),

@@ -110,8 +110,9 @@ cmake-defines = { ZMQ_LIBZMQ = "system" }
     Port("cython_pxd_editable/pkg2", "", build_requires=("setuptools-buildkit", "cython>=3.0.0", "pkg1")),
     Port("fortran_example", "", build_requires=("setuptools-buildkit", "numpy")),
     Port("multi_build_type", """
-# cmake.build-type = ["Release", "Debug"] has no equivalent: buildkit builds one
-# configuration, Release unless build-type, CMAKE_BUILD_TYPE or DEBUG=1 says otherwise.
+# cmake.build-type = ["Release", "Debug"]: both configurations installed into one wheel,
+# Release built in the build folder, Debug in one of its own (build-types/Debug) after it.
+build-type = ["Release", "Debug"]
 """),
     Port("filepath_pure", """
 [tool.buildkit]

@@ -1,0 +1,1 @@
+"""The package the build types' files are installed into."""

@@ -123,6 +123,10 @@ def test_the_next_develop_is_a_no_op_and_an_edit_rebuilds_every_type(project: Pa
     output = develop(project, python)
     assert "up to date" in output and "configuring" not in output and "compiling" not in output, output
     assert installed(project) == before
+    # Only the Debug build's install is out of date: the no-op's first stage sees it too.
+    (project / "build_types" / "Debug" / "config.txt").unlink()
+    output = develop(project, python)
+    assert installed(project)["Debug/config.txt"] == "Debug\n", output
     with (project / "flavour.c").open("a") as source:
         source.write("/* edited */\n")
     output = develop(project, python)
@@ -130,6 +134,21 @@ def test_the_next_develop_is_a_no_op_and_an_edit_rebuilds_every_type(project: Pa
     after = installed(project)
     assert all(after[lib] != before[lib] for lib in ("lib/libflavour.so", "lib/libflavour_d.so")), output
     assert "up to date" in develop(project, python)
+
+
+def test_an_import_rebuilds_every_type(project: Path, python: Path, first_develop: str, tmp_path: Path) -> None:
+    """editable-rebuild: the import's first stage sees an edit in any type's build."""
+    develop(project, python, BUILDKIT_EDITABLE_REBUILD="1")  # registered with the rebuild on import
+    before = installed(project)
+    with (project / "flavour.c").open("a") as source:
+        source.write("/* edited for the import */\n")
+    importing = [python, "-c", "import build_types"]
+    env = clean_env(BUILDKIT_EDITABLE_REBUILD="1")
+    output = run(importing, cwd=tmp_path, env=env).stderr
+    after = installed(project)
+    assert all(after[lib] != before[lib] for lib in ("lib/libflavour.so", "lib/libflavour_d.so")), output
+    assert run(importing, cwd=tmp_path, env=env).stderr == ""  # the next import's first stage: nothing to do
+    develop(project, python)  # registered as the other tests expect: no rebuild on import
 
 
 def build_wheel(project: Path, out: Path, **config_settings: str) -> tuple[set[str], str]:

@@ -425,7 +425,7 @@ class Project:
     @property
     def install_manifest(self) -> list[Path]:
         """What this command's install (into the package tree, or the staging tree) wrote: of
-        every build type it builds."""
+        every build type's folder (a type the build did not build has had its files withdrawn)."""
         return self._union(manifests.installed(self.target.install_root) for manifests in self._manifests.values())
 
     @property

@@ -131,6 +131,7 @@ def test_the_next_develop_is_a_no_op_and_an_edit_rebuilds_every_type(project: Pa
         source.write("/* edited */\n")
     output = develop(project, python)
     assert output.count("done in") == 2 and "configuring" not in output, output  # one summary per type
+    assert "(Debug build)" in output
     after = installed(project)
     assert all(after[lib] != before[lib] for lib in ("lib/libflavour.so", "lib/libflavour_d.so")), output
     assert "up to date" in develop(project, python)

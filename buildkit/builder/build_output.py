@@ -241,12 +241,13 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
-def print_summary(timings: Sequence[tuple[str, float]], targets: int) -> None:
-    """One line at the end of a successful run: time per phase and targets built."""
+def print_summary(timings: Sequence[tuple[str, float]], targets: int, build_type: str | None = None) -> None:
+    """One line at the end of a successful run: time per phase and targets built; ``build_type``:
+    the type of a build-type list's other build it sums up."""
     total = sum(seconds for _, seconds in timings)
     if not targets and all(phase == "build" for phase, _ in timings):
         console.up_to_date(total)
         return
     parts = [f"{phase} {seconds:.2f} s" + (f" ({targets} targets)" if phase == "build" else "")
              for phase, seconds in timings]
-    console.info(f"done in {total:.2f} s: " + ", ".join(parts))
+    console.info(f"done in {total:.2f} s{f' ({build_type} build)' if build_type else ''}: " + ", ".join(parts))

@@ -120,7 +120,7 @@ class CMakeDriver:
                  prefix_path: Sequence[str | Path] = (), module_path: Sequence[str | Path] = (),
                  build_dir: Path | None = None, lock_timeout: float = DEFAULT_TIMEOUT_S,
                  cache: BuildFolderCache | None = None, manifests: InstallManifests | None = None,
-                 develop: bool = False, copies_compile_commands: bool = True):
+                 develop: bool = False, listed_type: str | None = None):
         self.settings = settings
         self.options = options
         # Where this run installs, and the CMAKE_INSTALL_PREFIX of the configure: a wheel
@@ -142,8 +142,9 @@ class CMakeDriver:
         self.cache_file = cache or BuildFolderCache(self.build_dir)
         self.manifests = manifests or InstallManifests(self.build_dir)
         self._toolchain: Toolchain | None = None
-        # The project root's compile_commands.json is the primary build's: not a build-type list's others'.
-        self.copies_compile_commands = copies_compile_commands
+        # The type of a build-type list's other build that this driver runs, in a folder of its own: it
+        # names the type in its summary and leaves the project root's compile_commands.json to the primary.
+        self.listed_type = listed_type
 
     # ------------------------------------------------------------ state
     @property
@@ -332,7 +333,7 @@ class CMakeDriver:
     def sync_compile_commands(self) -> bool:
         """Copy compile_commands.json to the project root when its content changed (not for
         a wheel build, which leaves the source tree as it was)."""
-        if self.install_prefix != self.configured_prefix or not self.copies_compile_commands:
+        if self.install_prefix != self.configured_prefix or self.listed_type:
             return False
         return copy_if_changed(self.build_dir / COMPILE_COMMANDS, self.settings.root / COMPILE_COMMANDS,
                                Path(state_path(self.build_dir, COMPILE_COMMANDS_STAMP)))
@@ -357,7 +358,7 @@ class CMakeDriver:
             with self.lock():
                 result = self._run_locked()
         if not result.cmake_only:
-            print_summary(list(result.timings.items()), result.steps)
+            print_summary(list(result.timings.items()), result.steps, self.listed_type)
         result.timings["total"] = time.perf_counter() - started
         return result
 

@@ -295,7 +295,7 @@ class Project:
                            extra_defines=self._driver_defines, prefix_path=self.prefix_path(),
                            module_path=self.build_environment.module_path(), build_dir=build_dir, cache=cache,
                            manifests=self._manifests[build_dir], develop=not self.target.staged,
-                           copies_compile_commands=build_type is None)
+                           listed_type=build_type)
 
     @cached_property
     def _driver_defines(self) -> dict[str, str]:
@@ -374,7 +374,7 @@ class Project:
         result = primary.run(lock_held=True)
         installs = [primary.installer()]
         for build_type, folder in self._build_type_dirs.items():
-            console.info(f"building the build type {build_type} too ([tool.buildkit] build-type), in {folder}")
+            console.detail(f"building the build type {build_type} too ([tool.buildkit] build-type), in {folder}")
             prepare_build_type_folder(folder)
             extra = self.driver(build_type)
             extra.run(lock_held=True)

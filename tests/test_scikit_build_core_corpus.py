@@ -206,7 +206,8 @@ def test_wheel_passes_the_samples_own_checks(name: str, buildkit_wheel, corpus_h
 
 # --- the samples' other tests -----------------------------------------------------
 
-@pytest.mark.parametrize("name", ["simple_pyproject_ext", "simple_pyproject_source_dir"])
+@pytest.mark.parametrize("name", [pytest.param("simple_pyproject_ext", marks=pytest.mark.corpus),
+                                  "simple_pyproject_source_dir"])
 def test_cmake_example_metadata(name: str, buildkit_wheel) -> None:
     """What test_pyproject_pep517.py checks of the two samples' wheel metadata."""
     wheel = zipfile.ZipFile(buildkit_wheel(name).wheel)

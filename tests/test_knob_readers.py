@@ -23,6 +23,7 @@ import buildkit
 from buildkit import editable_rebuild
 from buildkit._util import console
 from buildkit._util.switches import FALSE_WORDS, TRUE_WORDS
+from buildkit.config.modes import CudaToolkit
 from buildkit.config.options import load_options, option_table, parse_bool
 from buildkit.errors import ConfigError
 from buildkit.frontends import noop_develop
@@ -164,3 +165,17 @@ def test_ci_is_read_with_the_switches_words(monkeypatch: pytest.MonkeyPatch) -> 
     for word, on in ACCEPTED:
         monkeypatch.setenv("CI", word)
         assert console.is_interactive() is not on, f"CI={word!r}"
+
+
+def test_the_cuda_toolkit_knob_has_one_reading() -> None:
+    """BUILDKIT_CUDA_TOOLKIT, a config setting and `cuda-toolkit` in [tool.buildkit] go through one
+    parser: any case and surrounding blanks, and anything else refused by name."""
+    for word, toolkit in (("wheel", CudaToolkit.WHEEL), (" System\t", CudaToolkit.SYSTEM), ("AUTO", CudaToolkit.AUTO)):
+        assert load_options(None, environ={"BUILDKIT_CUDA_TOOLKIT": word}).cuda_toolkit is toolkit
+        assert load_options(None, {}, {"cuda-toolkit": word}).cuda_toolkit is toolkit
+    assert load_options(None, environ={}).cuda_toolkit is CudaToolkit.AUTO
+    for word in ("conda", "", "wheels", "none"):
+        with pytest.raises(ConfigError) as refused:
+            load_options(None, environ={"BUILDKIT_CUDA_TOOLKIT": word})
+        assert refused.value.message == f"BUILDKIT_CUDA_TOOLKIT={word!r} is not a CUDA toolkit source."
+        assert refused.value.hint and all(f"`{w}`" in refused.value.hint for w in ("wheel", "system", "auto"))

@@ -61,6 +61,7 @@ BAD_VALUES = {
     "requirements": "numpy>>1",
     "architecture list": "",
     "integer": "yesterday",
+    "one of `wheel`, `system` or `auto`": "conda",
 }
 ALWAYS_VALID_KINDS = {"flags", "path list"}
 
@@ -84,7 +85,7 @@ def test_the_option_table_is_the_declared_fields():
     assert {o.key for o in table if o.key} == option_keys() == {
         "build-type", "max-jobs", "use-ninja", "generator", "verbose", "compiler-launcher", "cuda-arch-list",
             "develop-cuda-arch-list", "library-only", "editable-rebuild", "editable-verbose",
-            "torch-precompiled-headers"}
+            "torch-precompiled-headers", "cuda-toolkit"}
     assert len({o.env for o in table}) == len(table)
 
 

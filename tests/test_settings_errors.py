@@ -120,6 +120,8 @@ WRONG_TYPES = [
      "[tool.buildkit] cuda-arch-list must be an architecture list, not 75."),
     ("develop-cuda-arch-list", 'develop-cuda-arch-list = 1',
      "[tool.buildkit] develop-cuda-arch-list must be an architecture list, not 1."),
+    ("cuda-toolkit", 'cuda-toolkit = "conda"',
+     "[tool.buildkit] cuda-toolkit must be one of `wheel`, `system` or `auto`, not 'conda'."),
     ("torch-precompiled-headers", 'torch-precompiled-headers = "sometimes"',
      "[tool.buildkit] torch-precompiled-headers must be a boolean, not 'sometimes'."),
     # Sub-table keys, named with their path.

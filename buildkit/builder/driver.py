@@ -120,7 +120,8 @@ class CMakeDriver:
                  prefix_path: Sequence[str | Path] = (), module_path: Sequence[str | Path] = (),
                  build_dir: Path | None = None, lock_timeout: float = DEFAULT_TIMEOUT_S,
                  cache: BuildFolderCache | None = None, manifests: InstallManifests | None = None,
-                 develop: bool = False, listed_type: str | None = None):
+                 develop: bool = False, listed_type: str | None = None,
+                 configure_notes: Sequence[str] = ()):
         self.settings = settings
         self.options = options
         # Where this run installs, and the CMAKE_INSTALL_PREFIX of the configure: a wheel
@@ -145,6 +146,7 @@ class CMakeDriver:
         # The type of a build-type list's other build that this driver runs, in a folder of its own: it
         # names the type in its summary and leaves the project root's compile_commands.json to the primary.
         self.listed_type = listed_type
+        self.configure_notes = tuple(configure_notes)  # said when CMake configures (the CUDA toolkit chosen)
 
     # ------------------------------------------------------------ state
     @property
@@ -259,8 +261,9 @@ class CMakeDriver:
                 mismatch := isolation_mismatch(installed_torch())):
             console.warn(mismatch)
         command = self.configure_command(tools, build_type, decision.forget_python)
-        if note := self.arguments.cuda_architectures[1]:
-            console.info(note)
+        for note in (*self.configure_notes, self.arguments.cuda_architectures[1]):
+            if note:
+                console.info(note)
         file_api.write_query(self.build_dir)
         try:
             result = run_step("configure", command, build_dir=self.build_dir, verbose=self.options.verbose)

@@ -36,3 +36,11 @@ class CudaRuntime(enum.Enum):
     WHEEL = "wheel"  # NVIDIA's runtime wheel, required and linked where pip installs it
     VENDOR = "vendor"  # copied into the wheel by auditwheel repair
     SYSTEM = "system"  # the machine's CUDA installation; neither required nor copied
+
+
+class CudaToolkit(enum.Enum):
+    """Where a CUDA build's compiler, headers and libraries come from at build time."""
+
+    WHEEL = "wheel"  # NVIDIA's toolchain wheels in the build environment (site-packages/nvidia/cu<N>)
+    SYSTEM = "system"  # the machine's CUDA installation, found as CMake finds it
+    AUTO = "auto"  # the system's when its CUDA major is the one asked for, else the wheels'

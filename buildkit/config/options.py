@@ -34,7 +34,7 @@ from buildkit.config.forwarding import (
     refuse_reserved_arguments,
     refuse_unused_config_settings,
 )
-from buildkit.config.modes import WheelMode
+from buildkit.config.modes import CudaToolkit, WheelMode
 from buildkit.config.parsing import (  # noqa: F401  re-exported: the parsers belong to the options' API
     BUILD_TYPES,
     check_text,
@@ -42,6 +42,7 @@ from buildkit.config.parsing import (  # noqa: F401  re-exported: the parsers be
     parse_bool,
     parse_build_type,
     parse_build_type_list,
+    parse_cuda_toolkit,
     parse_epoch,
     parse_generator,
     parse_nonempty,
@@ -256,6 +257,15 @@ class BuildOptions:
         "GPU's or else the newest of the list; `wheel`, the whole list; or a list of its own. A list in "
         "`TORCH_CUDA_ARCH_LIST` or `<PREFIX>_CUDA_ARCH_LIST` is built whole in every build.",
         key="develop-cuda-arch-list", default="one")
+    cuda_toolkit: CudaToolkit = option(
+        "BUILDKIT_CUDA_TOOLKIT", parse_cuda_toolkit, "one of `wheel`, `system` or `auto`",
+        "Where nvcc, the CUDA headers and libraries come from at build time: `wheel`, NVIDIA's toolchain wheels "
+        "in the build environment (`nvidia-cuda-nvcc`..., installed in `site-packages/nvidia/cu<N>`; an isolated "
+        "build gets them as build requirements), mirrored into the build folder and given to CMake as "
+        "`CMAKE_CUDA_COMPILER` and `CUDAToolkit_ROOT`; `system`, the machine's toolkit as CMake finds it "
+        "(`CUDACXX`, `CUDA_HOME`, nvcc on PATH, `/usr/local/cuda`); `auto`, the system's when there is one of the "
+        "CUDA major version asked for (torch's, for a torch extension) and the wheels' otherwise. docs/cuda.md "
+        "has the rules.", key="cuda-toolkit", default=CudaToolkit.AUTO)
     torch_precompiled_headers: bool = option(
         "BUILDKIT_TORCH_PCH", parse_bool, "boolean",
         "Precompiled torch headers for the C++ sources of torch extensions (`buildkit_torch_extension`): "

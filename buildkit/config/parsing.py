@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 
 from buildkit._util.switches import FALSE_WORDS, TRUE_WORDS, switch_word
+from buildkit.config.modes import CudaToolkit
 from buildkit.errors import ConfigError
 
 BUILD_TYPES = ("Debug", "Release", "RelWithDebInfo", "MinSizeRel")
@@ -96,6 +97,17 @@ def parse_generator(value: str, name: str) -> str:
     if not value.strip():
         raise ConfigError(f"{name} is set but empty.", f"Unset {name} or name a generator such as Ninja.")
     return value.strip()
+
+
+def parse_cuda_toolkit(value: str, name: str) -> CudaToolkit:
+    word = value.strip().lower()
+    for toolkit in CudaToolkit:
+        if toolkit.value == word:
+            return toolkit
+    raise ConfigError(f"{name}={value!r} is not a CUDA toolkit source.",
+                      "Use `wheel` (nvcc, headers and libraries from NVIDIA's wheels in the build environment), "
+                      "`system` (the CUDA installation on this machine) or `auto` (the system's when it has the "
+                      "CUDA major version asked for, else the wheels').")
 
 
 def parse_args(value: str, name: str) -> tuple[str, ...]:

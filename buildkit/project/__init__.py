@@ -30,6 +30,7 @@ from buildkit.builder.configure.torch_project import compiler_defines
 from buildkit.builder.driver import CMakeDriver, DriverResult, resolved_build_type
 from buildkit.builder.install.manifest import InstallManifests
 from buildkit.builder.toolchain import linker_script
+from buildkit.builder.toolchain.cuda_toolkit import ToolkitChoice, choose_toolkit, cuda_request, toolkit_defines
 from buildkit.config.conditions import evaluate_condition
 from buildkit.config.invocation import DEFAULT_INVOCATION, Invocation
 from buildkit.config.modes import WheelMode
@@ -257,7 +258,28 @@ class Project:
                 **self.linker_script_defines(),
                 **self.python_api.defines(skbuild=self.plan.wheel_root_install),
                 **self.wheel_root_defines(),
-                **(compiler_defines(self.options) if self.settings.generated_source else {})}
+                **(compiler_defines(self.options) if self.settings.generated_source else {}),
+                **self.cuda_toolkit_defines()}
+
+    @cached_property
+    def cuda_toolkit_choice(self) -> ToolkitChoice:
+        """The CUDA toolkit this build compiles with (``cuda-toolkit``), for a project that compiles
+        CUDA (its CMakeLists or cache says so, or it builds against a CUDA build of torch); a toolkit
+        from NVIDIA's wheels is mirrored with the build environment."""
+        request = cuda_request(self.cache, self.settings.source_dir / "CMakeLists.txt",
+                               drop_in=self.settings.generated_source)
+        if not request.compiles_cuda:
+            return ToolkitChoice(None)
+        choice = choose_toolkit(self.options.cuda_toolkit, self.options, self.build_environment.site_dirs,
+                                request.torch_major)
+        if choice.toolkit is not None and choice.from_wheels:
+            self.build_environment.add_toolkit(choice.toolkit.root)
+        return choice
+
+    def cuda_toolkit_defines(self) -> dict[str, str]:
+        choice = self.cuda_toolkit_choice
+        root = self.build_environment.mirrored(str(choice.toolkit.root)) if choice.toolkit else ""
+        return toolkit_defines(choice, root, self.options.cmake_defines)
 
     @cached_property
     def python_api(self) -> PythonApi:
@@ -295,7 +317,8 @@ class Project:
                            extra_defines=self._driver_defines, prefix_path=self.prefix_path(),
                            module_path=self.build_environment.module_path(), build_dir=build_dir, cache=cache,
                            manifests=self._manifests[build_dir], develop=not self.target.staged,
-                           listed_type=build_type)
+                           listed_type=build_type,
+                           configure_notes=[note] if (note := self.cuda_toolkit_choice.note) else [])
 
     @cached_property
     def _driver_defines(self) -> dict[str, str]:
@@ -367,10 +390,10 @@ class Project:
         if not self.settings.cmake:
             console.info("no CMake build ([tool.buildkit] cmake = false): the Python side only")
             return DriverResult.without_cmake()
+        primary = self.driver()  # chooses the CUDA toolkit, which the mirror may hold
         build_env.sync_mirror(self.build_environment, self.build_dir)
         if note := self.options.dropped_build_types_note():
             console.warn(note)
-        primary = self.driver()
         result = primary.run(lock_held=True)
         installs = [primary.installer()]
         for build_type, folder in self._build_type_dirs.items():

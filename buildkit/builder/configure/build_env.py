@@ -21,6 +21,14 @@ copied: a project linking one relinks after each isolated build, but compiles no
 Finding the packages reads every installed distribution's entry points (~10 ms for
 ``importlib.metadata`` alone), so the result is kept in ``.buildkit/build-env.json``
 with the mtimes of the environment's folders: a no-op build only stats them.
+
+A CUDA toolkit from NVIDIA's wheels (:mod:`buildkit.builder.toolchain.cuda_toolkit`) is
+mirrored the same way, though it is no CMake package: its headers and ``nvcc`` are copied
+(nvcc finds the rest of the toolkit beside the path it was started as, and buildkit and
+CMake record the compiler by its real path), its libraries and its other programs (cicc,
+ptxas, nvlink...: some 250 MB) are linked, and each library that comes with a versioned
+name only (``libcudart.so.13``) gets the development link a link line needs
+(``libcudart.so``), inside the mirror.
 """
 
 from __future__ import annotations
@@ -56,6 +64,10 @@ _CONFIG_NAME = re.compile(r"^(.+?)(?:Config|-config)\.cmake$")
 _LIBRARY = re.compile(r"\.(?:so(?:\.\d+)*|dylib|dll|lib|a|pyd)$")
 _NOT_PACKAGES = (".dist-info", ".egg-info", ".data")
 _SKIPPED_DIRS = frozenset({"__pycache__"})
+# A toolkit's programs that are copied, not linked: the compiler CMake is given.
+_COPIED_PROGRAMS = frozenset({"nvcc"})
+# lib/libcudart.so.13 -> lib/libcudart.so: the name `-lcudart` and find_library look for.
+_VERSIONED_LIBRARY = re.compile(r"^((?:.*/)?lib/lib[^/]+\.so)(?:\.\d+)+$")
 
 
 @dataclass(frozen=True)
@@ -78,10 +90,23 @@ class BuildEnvironment:
     stamps: list[list[Any]]  # [folder, mtime_ns] of each site folder: a change means a new scan
     packages: dict[str, str] = field(default_factory=dict)  # top-level folder name -> its path
     entries: list[EntryFolder] = field(default_factory=list)
+    # Mirrored folders that are no CMake package: the `nvidia` folder of a CUDA toolkit from
+    # wheels, added by the build that compiles with it (never part of the scan's record).
+    toolkits: dict[str, str] = field(default_factory=dict)
+
+    def add_toolkit(self, root: Path) -> None:
+        """Mirror the top-level folder of a site folder that holds ``root`` (``<site>/nvidia/cu13``)."""
+        top = Path(os.path.abspath(root))
+        while top.parent != top and str(top.parent) not in self.site_dirs:
+            top = top.parent
+        self.toolkits[top.name] = str(top)
+
+    def mirrored_folders(self) -> dict[str, str]:
+        return {**self.packages, **self.toolkits}
 
     def mirrored(self, path: str) -> str:
-        """``path`` inside the mirror when it lies in a mirrored package, else as it is."""
-        for name, source in self.packages.items():
+        """``path`` inside the mirror when it lies in a mirrored folder, else as it is."""
+        for name, source in self.mirrored_folders().items():
             if path == source or path.startswith(source + os.sep):
                 return str(self.mirror_root / name) + path[len(source):]
         return path
@@ -89,7 +114,7 @@ class BuildEnvironment:
     def prefix_path(self) -> list[str]:
         """The mirror first (it shadows the throw-away folders), then the entry points' folders
         and the site folders themselves, for layouts the mirror does not cover."""
-        mirror = [str(self.mirror_root)] if self.packages else []
+        mirror = [str(self.mirror_root)] if self.mirrored_folders() else []
         entries = [self.mirrored(e.path) for e in self.entries if e.group == "cmake.prefix"]
         return _unique([*mirror, *entries, *self.site_dirs])
 
@@ -231,15 +256,15 @@ def sync_mirror(env: BuildEnvironment, build_dir: Path) -> int:
     old_files = old.get("files", {}) if isinstance(old, dict) and old.get("format") == RECORD_FORMAT else {}
     files: dict[str, dict[str, Any]] = {}
     written = 0
-    for name, source in env.packages.items():
+    for name, source in env.mirrored_folders().items():
         previous = old_files.get(name, {})
         known = previous.get("stats", {}) if previous.get("source") == source else {}
-        stats, count = _sync_tree(source, str(env.mirror_root / name), known)
+        stats, count = _sync_tree(source, str(env.mirror_root / name), known, toolkit=name in env.toolkits)
         files[name] = {"source": source, "stats": stats}
         written += count
     _remove_stale_packages(env)
     if written:
-        console.info(f"mirrored the build environment's CMake packages ({', '.join(env.packages)}) into "
+        console.info(f"mirrored the build environment's CMake packages ({', '.join(env.mirrored_folders())}) into "
                      f"{env.mirror_root}: {written} file(s) changed")
     record = {**env.to_record(), "files": files}
     if record != old:
@@ -247,7 +272,8 @@ def sync_mirror(env: BuildEnvironment, build_dir: Path) -> int:
     return written
 
 
-def _sync_tree(source: str, target: str, known: dict[str, list[int]]) -> tuple[dict[str, list[int]], int]:
+def _sync_tree(source: str, target: str, known: dict[str, list[int]],
+               toolkit: bool = False) -> tuple[dict[str, list[int]], int]:
     # os.path on strings, not pathlib: this runs for every file on every build, no-op develops too.
     stats: dict[str, list[int]] = {}
     written = 0
@@ -262,13 +288,32 @@ def _sync_tree(source: str, target: str, known: dict[str, list[int]]) -> tuple[d
                 stats[relative] = []
                 continue
             state = os.stat(origin)
+            if toolkit and state.st_mode & 0o111 and name not in _COPIED_PROGRAMS:
+                written += _link(origin, copy)
+                stats[relative] = []
+                continue
             key = [state.st_size, state.st_mtime_ns, *_stat(copy)]
             if known.get(relative) != key:
                 written += _copy_if_changed(origin, copy, state.st_mode & 0o777)
                 key = [state.st_size, state.st_mtime_ns, *_stat(copy)]
             stats[relative] = key
+    if toolkit:
+        written += _development_links(target, stats)
     _remove_unlisted(target, stats)
     return stats, written
+
+
+def _development_links(target: str, stats: dict[str, list[int]]) -> int:
+    """``lib/libX.so`` beside each ``lib/libX.so.N`` that has none, in the mirror only: NVIDIA's
+    wheels ship the loader's name alone, and a link line (``-lcudart``) or find_library needs
+    the unversioned one."""
+    written = 0
+    for relative in sorted(stats):
+        match = _VERSIONED_LIBRARY.match(relative.replace(os.sep, "/"))
+        if match and match[1] not in stats:
+            written += _link(os.path.basename(relative), os.path.join(target, match[1]))
+            stats[match[1]] = []
+    return written
 
 
 def _copy_if_changed(origin: str, copy: str, mode: int) -> int:
@@ -309,7 +354,7 @@ def _remove_stale_packages(env: BuildEnvironment) -> None:
     """A mirrored package that left the environment would still be found: it goes, by name."""
     if not env.mirror_root.is_dir():
         return
-    for stale in sorted(p for p in env.mirror_root.iterdir() if p.name not in env.packages):
+    for stale in sorted(p for p in env.mirror_root.iterdir() if p.name not in env.mirrored_folders()):
         console.info(f"{stale.name} is no longer in the build environment: removing its mirror {stale}")
         if stale.is_dir() and not stale.is_symlink():
             shutil.rmtree(stale)

@@ -147,7 +147,7 @@ def _probe_cmake(path: Path) -> tuple[str, Path] | None:
 
 def _version_probe(resolve: bool) -> Callable[[Path], tuple[str, Path] | None]:
     def probe(path: Path) -> tuple[str, Path] | None:
-        real = _resolve_wrapper(path).resolve() if resolve else path
+        real = real_program(path).resolve() if resolve else path
         out = _run([str(real), "--version"])
         version = out and version_from_output(out)
         return (version, real) if version else None
@@ -171,7 +171,7 @@ def _script_text(path: Path) -> str | None:
     return head.decode("utf-8", "replace") if head.startswith(b"#!") else None
 
 
-def _resolve_wrapper(path: Path) -> Path:
+def real_program(path: Path) -> Path:
     """The binary behind a wrapper script when the script says which, else the script.
 
     A wrapper we cannot see through (a user's own script) is used as it is: it

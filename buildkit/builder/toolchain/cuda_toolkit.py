@@ -1,0 +1,240 @@
+"""Which CUDA toolkit a build compiles with: NVIDIA's toolchain wheels, or the machine's own.
+
+From CUDA 13 on, NVIDIA's wheels install the whole toolchain into one prefix of
+site-packages, ``nvidia/cu<major>``: ``nvidia-cuda-nvcc`` (``bin/nvcc``, ptxas, fatbinary,
+nvlink, cudafe++), ``nvidia-nvvm`` (``nvvm/bin/cicc``, libdevice), ``nvidia-cuda-crt`` and
+``nvidia-cuda-runtime`` (headers, ``lib/libcudart.so.13`` and the static runtime),
+``nvidia-cuda-cccl`` (``include/cccl``).  The major version is the folder's: the library
+wheels' own versions are not CUDA versions.
+
+``cuda-toolkit`` (``BUILDKIT_CUDA_TOOLKIT``) chooses:
+
+* ``wheel``: the wheels' prefix, looked for in cuda-pathfinder's order (NVIDIA's wheels in
+  the build environment's site folders, in import order; the newest major of a folder
+  first).  None there is an error naming what to install.
+* ``system``: CMake's own search, as without this setting.
+* ``auto``: the system's toolkit when it has the CUDA major asked for (torch's, for a torch
+  extension; else the wheels' when there are any), else the wheels'.  ``CUDACXX``,
+  ``CUDA_HOME`` or ``CUDA_PATH`` name a system toolkit and so choose it.
+
+The prefix found is given to CMake as ``CMAKE_CUDA_COMPILER``, ``CUDAToolkit_ROOT`` and
+``CUDA_TOOLKIT_ROOT_DIR`` (FindCUDAToolkit, torch's CMake config and the older FindCUDA all
+look there first), inside the build-environment mirror, so that an isolated build's
+throw-away environment does not make the next build configure again.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from buildkit._util import console
+from buildkit.builder.configure.cmake_cache import CMakeCache, project_uses_cuda
+from buildkit.builder.configure.torch_env import installed_torch, project_uses_torch
+from buildkit.builder.toolchain.tools import real_program
+from buildkit.config.modes import CudaToolkit
+from buildkit.config.options import BuildOptions
+from buildkit.errors import ToolchainError
+
+# The first CUDA whose wheels share one prefix (CUDA 12's are split: nvidia/cuda_nvcc...),
+# and the major an isolated build asks for when nothing else says which.
+FIRST_WHEEL_MAJOR = 13
+WHEEL_FOLDER = "nvidia"
+_PREFIX = re.compile(r"^cu(\d+)$")
+# include/cuda.h: `#define CUDA_VERSION 13000` (major * 1000 + minor * 10), some 15 KB into the file.
+_CUDA_VERSION = re.compile(rb"^#define\s+CUDA_VERSION\s+(\d+)", re.M)
+_HEADER_BYTES = 256 * 1024  # cuda.h is 1.3 MB; its version comes first
+DEFAULT_SYSTEM_NVCC = "/usr/local/cuda/bin/nvcc"
+
+
+@dataclass(frozen=True)
+class FoundToolkit:
+    """A CUDA toolkit: its prefix (``bin/nvcc``, ``include``, ``lib``), its version, how it was found."""
+
+    source: CudaToolkit  # WHEEL or SYSTEM
+    root: Path
+    version: str | None  # "13.0", from include/cuda.h; None when it has none
+    found_by: str  # "site-packages", "CUDACXX", "CUDA_HOME", "CUDA_PATH", "PATH", "/usr/local/cuda"
+
+    @property
+    def major(self) -> int | None:
+        return int(self.version.split(".")[0]) if self.version else None
+
+    @property
+    def nvcc(self) -> Path:
+        return self.root / "bin" / "nvcc"
+
+    def describe(self) -> str:
+        what = "NVIDIA's wheels" if self.source is CudaToolkit.WHEEL else "the system's toolkit"
+        return f"{what}, CUDA {self.version or '(version unknown)'} at {self.root} (found by {self.found_by})"
+
+
+@dataclass(frozen=True)
+class ToolkitChoice:
+    """The toolkit a build compiles with (None: CMake's own search, and nothing to say), and
+    the one line that says which, when there was a choice to make."""
+
+    toolkit: FoundToolkit | None
+    note: str | None = None
+
+    @property
+    def from_wheels(self) -> bool:
+        return self.toolkit is not None and self.toolkit.source is CudaToolkit.WHEEL
+
+
+@dataclass(frozen=True)
+class CudaRequest:
+    """Whether a project compiles CUDA, and the CUDA of the torch it builds against."""
+
+    compiles_cuda: bool
+    torch_cuda: str | None = None  # "13.0"; None without torch or for a CPU build of it
+
+    @property
+    def torch_major(self) -> int | None:
+        return int(self.torch_cuda.split(".")[0]) if self.torch_cuda else None
+
+
+def cuda_request(cache: CMakeCache | None, cmakelists: Path, *, drop_in: bool) -> CudaRequest:
+    """What the project asks of CUDA: its CMakeLists.txt (or cache) enables CUDA, or it builds
+    against a CUDA build of torch (``find_package(Torch)``, ``buildkit_torch_extension``, a
+    buildkit.torch setup.py: ``drop_in``)."""
+    torch = installed_torch() if drop_in or project_uses_torch(cmakelists) else None
+    torch_cuda = torch.cuda if torch else None
+    compiles = project_uses_cuda(cache, cmakelists) or project_uses_cuda(None, cmakelists) or bool(torch_cuda)
+    return CudaRequest(compiles, torch_cuda)
+
+
+def toolkit_version(root: Path) -> str | None:
+    """``major.minor`` of the toolkit in ``root``, from its ``include/cuda.h``."""
+    try:
+        with open(root / "include" / "cuda.h", "rb") as header:
+            match = _CUDA_VERSION.search(header.read(_HEADER_BYTES))
+    except OSError:
+        return None
+    number = int(match[1]) if match else 0
+    return f"{number // 1000}.{number % 1000 // 10}" if number else None
+
+
+def wheel_toolkits(site_dirs: Sequence[str]) -> list[FoundToolkit]:
+    """The toolchain prefixes of NVIDIA's wheels (``nvidia/cu<N>`` with a ``bin/nvcc``) in
+    ``site_dirs``, in their order, the newest major of each folder first."""
+    found = []
+    for folder in site_dirs:
+        prefixes = []
+        try:
+            with os.scandir(os.path.join(folder, WHEEL_FOLDER)) as entries:
+                prefixes = [(int(m[1]), e.path) for e in entries if (m := _PREFIX.match(e.name))]
+        except OSError:  # no nvidia/ folder there
+            continue
+        for major, prefix in sorted(prefixes, reverse=True):
+            root = Path(prefix)
+            if major >= FIRST_WHEEL_MAJOR and (root / "bin" / "nvcc").is_file():
+                found.append(FoundToolkit(CudaToolkit.WHEEL, root, toolkit_version(root) or f"{major}",
+                                          f"the build environment's {folder}"))
+    return found
+
+
+def system_toolkit(options: BuildOptions) -> FoundToolkit | None:
+    """The machine's toolkit where CMake and cpp_extension look: CUDACXX, CUDA_HOME, CUDA_PATH,
+    nvcc on PATH (a forwarding wrapper followed to its toolkit), /usr/local/cuda."""
+    candidates = [("CUDACXX", options.cudacxx), ("CUDA_HOME", options.cuda_home and
+                                                 os.path.join(options.cuda_home, "bin", "nvcc")),
+                  ("CUDA_PATH", options.cuda_path and os.path.join(options.cuda_path, "bin", "nvcc")),
+                  ("PATH", shutil.which("nvcc")), ("/usr/local/cuda", DEFAULT_SYSTEM_NVCC)]
+    for found_by, nvcc in candidates:
+        if nvcc and os.path.isfile(nvcc):
+            root = real_program(Path(nvcc)).resolve().parent.parent
+            return FoundToolkit(CudaToolkit.SYSTEM, root, toolkit_version(root), found_by)
+    return None
+
+
+def named_toolkit(options: BuildOptions) -> str | None:
+    """The variable that names a system toolkit explicitly (CUDACXX, CUDA_HOME, CUDA_PATH), if one does."""
+    return next((name for name, value in (("CUDACXX", options.cudacxx), ("CUDA_HOME", options.cuda_home),
+                                          ("CUDA_PATH", options.cuda_path)) if value), None)
+
+
+def install_hint(major: int | None) -> str:
+    """What to install for a toolkit from wheels of ``major`` (the newest when None)."""
+    return f"pip install {' '.join(repr(r) for r in toolkit_requirements(major))}"
+
+
+def toolkit_requirements(major: int | None, *, newest_minor: int | None = None) -> list[str]:
+    """The toolchain wheels of one CUDA major (the compiler wheels' versions are CUDA versions),
+    ``newest_minor`` the newest minor allowed (a torch extension's: torch's CUDA)."""
+    major = major or FIRST_WHEEL_MAJOR
+    upper = f"{major}.{newest_minor + 1}" if newest_minor is not None else f"{major + 1}"
+    # nvcc's own Requires-Dist (nvvm, crt, runtime) names no version: each is pinned here.
+    return [f"{name}>={major},<{upper}" for name in
+            ("nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime", "nvidia-cuda-cccl")]
+
+
+def choose_toolkit(setting: CudaToolkit, options: BuildOptions, site_dirs: Sequence[str],
+                   wanted_major: int | None = None) -> ToolkitChoice:
+    """The toolkit ``setting`` chooses among the wheels in ``site_dirs`` and the system's;
+    ``wanted_major`` is the CUDA major a torch extension needs (torch's)."""
+    if setting is CudaToolkit.SYSTEM:
+        return ToolkitChoice(system_toolkit(options))
+    wheels = wheel_toolkits(site_dirs)
+    wanted = wanted_major or (wheels[0].major if wheels else None)
+    matching = [w for w in wheels if wanted is None or w.major == wanted]
+    for_major = f" of CUDA {wanted}" if wanted else ""
+    if setting is CudaToolkit.WHEEL:
+        if not matching:
+            others = f" (there are wheels of {', '.join(str(w.root) for w in wheels)})" if wheels else ""
+            raise ToolchainError(
+                f"cuda-toolkit = \"wheel\" asks for the CUDA toolkit from NVIDIA's wheels, but the build environment "
+                f"has none{for_major}: no site folder holds nvidia/cu<N>/bin/nvcc{others}.",
+                f"Install the toolchain wheels where the build runs: {install_hint(wanted)} (an isolated `pip "
+                f"install` or `python -m build` gets them as build requirements), or set cuda-toolkit = \"system\" "
+                f"(BUILDKIT_CUDA_TOOLKIT=system) to use the machine's toolkit.")
+        if variable := named_toolkit(options):
+            console.warn(f"{variable} names a CUDA toolkit, but cuda-toolkit = \"wheel\" compiles with NVIDIA's "
+                         f"wheels at {matching[0].root}; {variable} is not used (cuda-toolkit = \"auto\" or "
+                         f"\"system\" uses it).")
+        return ToolkitChoice(matching[0], f"CUDA toolkit: {matching[0].describe()} (cuda-toolkit = \"wheel\")")
+    system = system_toolkit(options)
+    if system is not None and (named_toolkit(options) or wanted is None or system.major == wanted):
+        # Said only when the wheels were there to choose instead.
+        why = (f"{system.found_by} names it" if named_toolkit(options)
+               else f"it is CUDA {wanted}, as asked for" if wanted else "there is one")
+        note = (f"CUDA toolkit: {system.describe()}; cuda-toolkit = \"auto\" prefers it over NVIDIA's wheels in "
+                f"{wheels[0].root} because {why} (cuda-toolkit = \"wheel\" takes the wheels')") if wheels else None
+        return ToolkitChoice(system, note)
+    if matching:
+        instead = (f"the system's is CUDA {system.version} ({system.root})" if system is not None
+                   else "there is no system toolkit")
+        return ToolkitChoice(matching[0], f"CUDA toolkit: {matching[0].describe()}; cuda-toolkit = \"auto\" takes "
+                                          f"the wheels' because {instead}")
+    return ToolkitChoice(system)
+
+
+def build_requirements(setting: CudaToolkit, options: BuildOptions, torch_cuda: str | None) -> list[str]:
+    """The toolchain wheels an isolated build of a project that compiles CUDA needs: under
+    ``wheel`` always, under ``auto`` where this machine has no toolkit of the CUDA major asked
+    for; one major (``>=13,<14``), and for a torch extension none newer than torch's CUDA."""
+    major, minor = (int(part) for part in (torch_cuda or "0.0").split(".")[:2])
+    wanted = major or None
+    if setting is CudaToolkit.SYSTEM or (wanted is not None and wanted < FIRST_WHEEL_MAJOR):
+        return []  # CUDA 12's wheels are no toolkit in one prefix: the machine's toolkit compiles
+    system = system_toolkit(options)
+    if setting is CudaToolkit.AUTO and system is not None and (
+            named_toolkit(options) or wanted is None or system.major == wanted):
+        return []
+    return toolkit_requirements(wanted, newest_minor=minor if wanted else None)
+
+
+def toolkit_defines(choice: ToolkitChoice, root: str, user_defines: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """What CMake is told of a toolkit from wheels whose prefix, as CMake sees it, is ``root``
+    (the build-environment mirror's copy): its nvcc for the CUDA language, and the prefix for
+    FindCUDAToolkit, torch's CMake config and FindCUDA.  A ``-D`` of the user's own wins."""
+    if not choice.from_wheels:
+        return {}
+    named = {name for name, _ in user_defines}
+    defines = {"CMAKE_CUDA_COMPILER": os.path.join(root, "bin", "nvcc"), "CUDAToolkit_ROOT": root,
+               "CUDA_TOOLKIT_ROOT_DIR": root}
+    return {name: value for name, value in defines.items() if name not in named}

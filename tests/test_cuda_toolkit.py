@@ -1,0 +1,210 @@
+"""``cuda-toolkit``: which CUDA toolkit a build compiles with, NVIDIA's toolchain wheels or the
+machine's, what an isolated build asks for, and the wheels' prefix in the build-environment mirror.
+The real builds, with the system toolkit hidden, are in tests/test_cuda_toolkit_wheels.py."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from buildkit.builder.configure import build_env
+from buildkit.builder.toolchain import cuda_toolkit
+from buildkit.builder.toolchain.cuda_toolkit import (
+    ToolkitChoice,
+    build_requirements,
+    choose_toolkit,
+    toolkit_defines,
+    toolkit_requirements,
+    wheel_toolkits,
+)
+from buildkit.config.modes import CudaToolkit
+from buildkit.config.options import load_options
+from buildkit.errors import ToolchainError
+
+
+def make_toolkit(root: Path, version: int) -> Path:
+    """A toolkit's files as NVIDIA's wheels (or a system installation) lay them out; nvcc does not run."""
+    for program in ("bin/nvcc", "bin/ptxas", "nvvm/bin/cicc"):
+        (root / program).parent.mkdir(parents=True, exist_ok=True)
+        (root / program).write_text("#!/bin/sh\nexit 1\n")
+        (root / program).chmod(0o755)
+    (root / "bin" / "nvcc.profile").write_text("TOP = $(_HERE_)/..\n")
+    (root / "include").mkdir(exist_ok=True)
+    (root / "include" / "cuda.h").write_text(f"#pragma once\n#define CUDA_VERSION {version}\n")
+    (root / "lib").mkdir(exist_ok=True)
+    (root / "lib" / f"libcudart.so.{version // 1000}").write_bytes(b"\x7fELF")
+    (root / "lib" / "libcudart_static.a").write_bytes(b"!<arch>\n")
+    return root
+
+
+@pytest.fixture
+def no_system_toolkit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing where the system search looks: an empty PATH and no /usr/local/cuda."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-path"))
+    monkeypatch.setattr(cuda_toolkit, "DEFAULT_SYSTEM_NVCC", str(tmp_path / "no-cuda" / "bin" / "nvcc"))
+
+
+def test_wheel_toolkits_are_found_in_site_folder_order_newest_major_first(tmp_path: Path) -> None:
+    first, second = tmp_path / "a" / "site-packages", tmp_path / "b" / "site-packages"
+    make_toolkit(first / "nvidia" / "cu13", 13050)
+    make_toolkit(first / "nvidia" / "cu14", 14000)
+    make_toolkit(second / "nvidia" / "cu13", 13020)
+    (first / "nvidia" / "cu13x").mkdir()  # not a cu<N> folder
+    (second / "nvidia" / "cu15" / "lib").mkdir(parents=True)  # a library wheel's prefix: no nvcc
+    found = wheel_toolkits([str(first), str(tmp_path / "none"), str(second)])
+    assert [(t.root, t.version, t.major) for t in found] == [
+        (first / "nvidia" / "cu14", "14.0", 14), (first / "nvidia" / "cu13", "13.5", 13),
+        (second / "nvidia" / "cu13", "13.2", 13)]
+    assert found[0].nvcc == first / "nvidia" / "cu14" / "bin" / "nvcc"
+
+
+def test_wheel_without_wheels_is_one_error_naming_what_to_install(tmp_path: Path, no_system_toolkit: None) -> None:
+    with pytest.raises(ToolchainError) as refused:
+        choose_toolkit(CudaToolkit.WHEEL, load_options(None, {}), [str(tmp_path)])
+    assert "has none: no site folder holds nvidia/cu<N>/bin/nvcc" in refused.value.message
+    assert "pip install 'nvidia-cuda-nvcc>=13,<14'" in (refused.value.hint or "")
+    assert "BUILDKIT_CUDA_TOOLKIT=system" in (refused.value.hint or "")
+    # A torch extension needs torch's major: wheels of another one are named, not used.
+    make_toolkit(tmp_path / "nvidia" / "cu14", 14000)
+    with pytest.raises(ToolchainError, match=r"none of CUDA 13: .*there are wheels of .*cu14"):
+        choose_toolkit(CudaToolkit.WHEEL, load_options(None, {}), [str(tmp_path)], wanted_major=13)
+
+
+def test_wheel_takes_the_wheels_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    wheels = make_toolkit(tmp_path / "site" / "nvidia" / "cu13", 13050)
+    system = make_toolkit(tmp_path / "cuda-13.0", 13000)
+    options = load_options(None, {"CUDA_HOME": str(system)})
+    choice = choose_toolkit(CudaToolkit.WHEEL, options, [str(tmp_path / "site")])
+    assert choice.from_wheels and choice.toolkit is not None and choice.toolkit.root == wheels
+    assert choice.note and "NVIDIA's wheels, CUDA 13.5 at" in choice.note and 'cuda-toolkit = "wheel"' in choice.note
+    assert "CUDA_HOME names a CUDA toolkit, but cuda-toolkit = \"wheel\" compiles with NVIDIA's wheels" in (
+        capsys.readouterr().err)
+
+
+def test_auto_prefers_a_system_toolkit_of_the_major_asked_for(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    make_toolkit(site / "nvidia" / "cu13", 13050)
+    system13, system12 = make_toolkit(tmp_path / "cuda-13.0", 13000), make_toolkit(tmp_path / "cuda-12.8", 12080)
+    # CUDACXX is where the system search starts (what CMake's own search reads first).
+    choice = choose_toolkit(CudaToolkit.AUTO, load_options(None, {"CUDACXX": str(system13 / "bin" / "nvcc")}),
+                            [str(site)])
+    assert choice.toolkit is not None and choice.toolkit.source is CudaToolkit.SYSTEM
+    assert choice.toolkit.root == system13 and choice.toolkit.version == "13.0"
+    assert choice.note and "prefers it over NVIDIA's wheels" in choice.note
+    # A system toolkit named by CUDA_HOME is chosen whatever its major: the variable names it.
+    named = choose_toolkit(CudaToolkit.AUTO, load_options(None, {"CUDA_HOME": str(system12)}), [str(site)])
+    assert named.toolkit is not None and named.toolkit.root == system12 and "CUDA_HOME names it" in (named.note or "")
+
+
+def test_auto_takes_the_wheels_without_a_matching_system_toolkit(tmp_path: Path, no_system_toolkit: None,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    wheels = make_toolkit(site / "nvidia" / "cu13", 13050)
+    choice = choose_toolkit(CudaToolkit.AUTO, load_options(None, {}), [str(site)])
+    assert choice.from_wheels and choice.toolkit is not None and choice.toolkit.root == wheels
+    assert choice.note and choice.note.endswith("because there is no system toolkit")
+    # A system toolkit of another major (found on PATH here) loses to the wheels of the one asked for.
+    system12 = make_toolkit(tmp_path / "cuda-12.8", 12080)
+    monkeypatch.setenv("PATH", str(system12 / "bin"))
+    choice = choose_toolkit(CudaToolkit.AUTO, load_options(None, {}), [str(site)], wanted_major=13)
+    assert choice.from_wheels and "the system's is CUDA 12.8" in (choice.note or "")
+    # Neither: CMake's own search, and nothing to say.
+    assert choose_toolkit(CudaToolkit.AUTO, load_options(None, {}), [str(tmp_path / "none")]) == \
+        ToolkitChoice(cuda_toolkit.system_toolkit(load_options(None, {})))
+
+
+def test_system_never_looks_at_the_wheels(tmp_path: Path, no_system_toolkit: None) -> None:
+    make_toolkit(tmp_path / "nvidia" / "cu13", 13050)
+    assert choose_toolkit(CudaToolkit.SYSTEM, load_options(None, {}), [str(tmp_path)]) == ToolkitChoice(None)
+
+
+def test_a_forwarding_nvcc_wrapper_leads_to_its_toolkit(tmp_path: Path, no_system_toolkit: None,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CI image's /usr/local/bin/nvcc: `exec /usr/local/cuda-13.0/bin/nvcc "$@"`."""
+    system = make_toolkit(tmp_path / "cuda-13.0", 13000)
+    wrapper = tmp_path / "bin" / "nvcc"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec {system / "bin" / "nvcc"} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", str(wrapper.parent))
+    found = cuda_toolkit.system_toolkit(load_options(None, {}))
+    assert found is not None and (found.root, found.found_by, found.major) == (system, "PATH", 13)
+
+
+def test_what_an_isolated_build_asks_for(tmp_path: Path, no_system_toolkit: None) -> None:
+    options = load_options(None, {})
+    compilers = ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime", "nvidia-cuda-cccl"]
+    assert toolkit_requirements(None) == [f"{name}>=13,<14" for name in compilers]
+    assert build_requirements(CudaToolkit.WHEEL, options, None) == [f"{name}>=13,<14" for name in compilers]
+    assert build_requirements(CudaToolkit.AUTO, options, None) == [f"{name}>=13,<14" for name in compilers]
+    # A torch extension: torch's major, and no newer minor than torch's CUDA.
+    assert build_requirements(CudaToolkit.AUTO, options, "13.0") == [f"{name}>=13,<13.1" for name in compilers]
+    assert build_requirements(CudaToolkit.WHEEL, options, "14.2") == [f"{name}>=14,<14.3" for name in compilers]
+    # CUDA 12's wheels are no toolkit in one prefix; `system` never asks.
+    assert build_requirements(CudaToolkit.WHEEL, options, "12.8") == []
+    assert build_requirements(CudaToolkit.SYSTEM, options, None) == []
+    # `auto` with a system toolkit of the major asked for needs no wheels; of another major it does.
+    system = make_toolkit(tmp_path / "cuda-13.0", 13000)
+    with_system = load_options(None, {"CUDACXX": str(system / "bin" / "nvcc")})
+    assert build_requirements(CudaToolkit.AUTO, with_system, "13.0") == []
+    assert build_requirements(CudaToolkit.AUTO, with_system, None) == []
+    assert build_requirements(CudaToolkit.WHEEL, with_system, None)[0] == "nvidia-cuda-nvcc>=13,<14"
+
+
+def test_cmake_gets_the_mirrored_prefix_unless_the_user_named_one(tmp_path: Path) -> None:
+    choice = choose_toolkit(CudaToolkit.WHEEL, load_options(None, {}),
+                            [str(make_toolkit(tmp_path / "nvidia" / "cu13", 13000).parent.parent)])
+    assert toolkit_defines(choice, "/b/build-env/nvidia/cu13", ()) == {
+        "CMAKE_CUDA_COMPILER": "/b/build-env/nvidia/cu13/bin/nvcc", "CUDAToolkit_ROOT": "/b/build-env/nvidia/cu13",
+        "CUDA_TOOLKIT_ROOT_DIR": "/b/build-env/nvidia/cu13"}
+    assert toolkit_defines(choice, "/m", (("CMAKE_CUDA_COMPILER", "/opt/nvcc"),)) == {
+        "CUDAToolkit_ROOT": "/m", "CUDA_TOOLKIT_ROOT_DIR": "/m"}
+    assert toolkit_defines(ToolkitChoice(None), "", ()) == {}
+
+
+def _mirror_state(mirror: Path) -> dict[str, tuple[bool, str | int]]:
+    """Each mirrored path: whether it is a link, and its target or modification time."""
+    return {p.relative_to(mirror).as_posix(): (True, os.readlink(p)) if p.is_symlink() else (False, p.stat().st_mtime_ns)
+            for p in sorted(mirror.rglob("*")) if p.is_symlink() or p.is_file()}
+
+
+def test_the_mirror_copies_nvcc_and_headers_links_the_rest_and_adds_development_links(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "env-1" / "site-packages"
+    make_toolkit(site / "nvidia" / "cu13", 13050)
+    monkeypatch.setattr(sys, "path", [str(site)])
+    build = tmp_path / "build"
+    env = build_env.scan(build, tmp_path)
+    assert env.packages == {}  # no CMake package: mirrored only for a build that compiles with it
+    env.add_toolkit(site / "nvidia" / "cu13")
+    build_env.sync_mirror(env, build)
+    mirror = build / "build-env" / "nvidia" / "cu13"
+    assert env.mirrored(str(site / "nvidia" / "cu13")) == str(mirror)
+    state = _mirror_state(mirror)
+    assert state["bin/nvcc"][0] is False and state["include/cuda.h"][0] is False  # copies
+    assert state["bin/ptxas"] == (True, str(site / "nvidia" / "cu13" / "bin" / "ptxas"))
+    assert state["nvvm/bin/cicc"][0] is True and state["lib/libcudart_static.a"][0] is True
+    assert state["lib/libcudart.so"] == (True, "libcudart.so.13")  # the development link, in the mirror only
+    assert not (site / "nvidia" / "cu13" / "lib" / "libcudart.so").exists()
+
+    # The next isolated build: the same files at a new path. The copies keep their times (so
+    # no compile line or header looks new), the links follow the new environment.
+    second = tmp_path / "env-2" / "site-packages"
+    shutil.copytree(site, second, symlinks=True)
+    shutil.rmtree(site.parent)
+    monkeypatch.setattr(sys, "path", [str(second)])
+    env = build_env.scan(build, tmp_path)
+    env.add_toolkit(second / "nvidia" / "cu13")
+    build_env.sync_mirror(env, build)
+    after = _mirror_state(mirror)
+    assert {k: v for k, v in after.items() if not v[0]} == {k: v for k, v in state.items() if not v[0]}
+    assert after["bin/ptxas"] == (True, str(second / "nvidia" / "cu13" / "bin" / "ptxas"))
+    assert after["lib/libcudart.so"] == (True, "libcudart.so.13")
+
+    # A build that no longer compiles with the wheels drops their mirror, by name.
+    build_env.sync_mirror(build_env.scan(build, tmp_path), build)
+    assert not (build / "build-env" / "nvidia").exists()

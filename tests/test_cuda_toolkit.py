@@ -24,21 +24,7 @@ from buildkit.builder.toolchain.cuda_toolkit import (
 from buildkit.config.modes import CudaToolkit
 from buildkit.config.options import load_options
 from buildkit.errors import ToolchainError
-
-
-def make_toolkit(root: Path, version: int) -> Path:
-    """A toolkit's files as NVIDIA's wheels (or a system installation) lay them out; nvcc does not run."""
-    for program in ("bin/nvcc", "bin/ptxas", "nvvm/bin/cicc"):
-        (root / program).parent.mkdir(parents=True, exist_ok=True)
-        (root / program).write_text("#!/bin/sh\nexit 1\n")
-        (root / program).chmod(0o755)
-    (root / "bin" / "nvcc.profile").write_text("TOP = $(_HERE_)/..\n")
-    (root / "include").mkdir(exist_ok=True)
-    (root / "include" / "cuda.h").write_text(f"#pragma once\n#define CUDA_VERSION {version}\n")
-    (root / "lib").mkdir(exist_ok=True)
-    (root / "lib" / f"libcudart.so.{version // 1000}").write_bytes(b"\x7fELF")
-    (root / "lib" / "libcudart_static.a").write_bytes(b"!<arch>\n")
-    return root
+from buildkit_testing.cuda import fake_cuda_toolkit
 
 
 @pytest.fixture
@@ -50,9 +36,9 @@ def no_system_toolkit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_wheel_toolkits_are_found_in_site_folder_order_newest_major_first(tmp_path: Path) -> None:
     first, second = tmp_path / "a" / "site-packages", tmp_path / "b" / "site-packages"
-    make_toolkit(first / "nvidia" / "cu13", 13050)
-    make_toolkit(first / "nvidia" / "cu14", 14000)
-    make_toolkit(second / "nvidia" / "cu13", 13020)
+    fake_cuda_toolkit(first / "nvidia" / "cu13", 13050)
+    fake_cuda_toolkit(first / "nvidia" / "cu14", 14000)
+    fake_cuda_toolkit(second / "nvidia" / "cu13", 13020)
     (first / "nvidia" / "cu13x").mkdir()  # not a cu<N> folder
     (second / "nvidia" / "cu15" / "lib").mkdir(parents=True)  # a library wheel's prefix: no nvcc
     found = wheel_toolkits([str(first), str(tmp_path / "none"), str(second)])
@@ -69,14 +55,14 @@ def test_wheel_without_wheels_is_one_error_naming_what_to_install(tmp_path: Path
     assert "pip install 'nvidia-cuda-nvcc>=13,<14'" in (refused.value.hint or "")
     assert "BUILDKIT_CUDA_TOOLKIT=system" in (refused.value.hint or "")
     # A torch extension needs torch's major: wheels of another one are named, not used.
-    make_toolkit(tmp_path / "nvidia" / "cu14", 14000)
+    fake_cuda_toolkit(tmp_path / "nvidia" / "cu14", 14000)
     with pytest.raises(ToolchainError, match=r"none of CUDA 13: .*there are wheels of .*cu14"):
         choose_toolkit(CudaToolkit.WHEEL, load_options(None, {}), [str(tmp_path)], wanted_major=13)
 
 
 def test_wheel_takes_the_wheels_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    wheels = make_toolkit(tmp_path / "site" / "nvidia" / "cu13", 13050)
-    system = make_toolkit(tmp_path / "cuda-13.0", 13000)
+    wheels = fake_cuda_toolkit(tmp_path / "site" / "nvidia" / "cu13", 13050)
+    system = fake_cuda_toolkit(tmp_path / "cuda-13.0", 13000)
     options = load_options(None, {"CUDA_HOME": str(system)})
     choice = choose_toolkit(CudaToolkit.WHEEL, options, [str(tmp_path / "site")])
     assert choice.from_wheels and choice.toolkit is not None and choice.toolkit.root == wheels
@@ -87,8 +73,8 @@ def test_wheel_takes_the_wheels_and_says_so(tmp_path: Path, capsys: pytest.Captu
 
 def test_auto_prefers_a_system_toolkit_of_the_major_asked_for(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    make_toolkit(site / "nvidia" / "cu13", 13050)
-    system13, system12 = make_toolkit(tmp_path / "cuda-13.0", 13000), make_toolkit(tmp_path / "cuda-12.8", 12080)
+    fake_cuda_toolkit(site / "nvidia" / "cu13", 13050)
+    system13, system12 = fake_cuda_toolkit(tmp_path / "cuda-13.0", 13000), fake_cuda_toolkit(tmp_path / "cuda-12.8", 12080)
     # CUDACXX is where the system search starts (what CMake's own search reads first).
     choice = choose_toolkit(CudaToolkit.AUTO, load_options(None, {"CUDACXX": str(system13 / "bin" / "nvcc")}),
                             [str(site)])
@@ -103,12 +89,12 @@ def test_auto_prefers_a_system_toolkit_of_the_major_asked_for(tmp_path: Path) ->
 def test_auto_takes_the_wheels_without_a_matching_system_toolkit(tmp_path: Path, no_system_toolkit: None,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "site"
-    wheels = make_toolkit(site / "nvidia" / "cu13", 13050)
+    wheels = fake_cuda_toolkit(site / "nvidia" / "cu13", 13050)
     choice = choose_toolkit(CudaToolkit.AUTO, load_options(None, {}), [str(site)])
     assert choice.from_wheels and choice.toolkit is not None and choice.toolkit.root == wheels
     assert choice.note and choice.note.endswith("because there is no system toolkit")
     # A system toolkit of another major (found on PATH here) loses to the wheels of the one asked for.
-    system12 = make_toolkit(tmp_path / "cuda-12.8", 12080)
+    system12 = fake_cuda_toolkit(tmp_path / "cuda-12.8", 12080)
     monkeypatch.setenv("PATH", str(system12 / "bin"))
     choice = choose_toolkit(CudaToolkit.AUTO, load_options(None, {}), [str(site)], wanted_major=13)
     assert choice.from_wheels and "the system's is CUDA 12.8" in (choice.note or "")
@@ -118,14 +104,14 @@ def test_auto_takes_the_wheels_without_a_matching_system_toolkit(tmp_path: Path,
 
 
 def test_system_never_looks_at_the_wheels(tmp_path: Path, no_system_toolkit: None) -> None:
-    make_toolkit(tmp_path / "nvidia" / "cu13", 13050)
+    fake_cuda_toolkit(tmp_path / "nvidia" / "cu13", 13050)
     assert choose_toolkit(CudaToolkit.SYSTEM, load_options(None, {}), [str(tmp_path)]) == ToolkitChoice(None)
 
 
 def test_a_forwarding_nvcc_wrapper_leads_to_its_toolkit(tmp_path: Path, no_system_toolkit: None,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The CI image's /usr/local/bin/nvcc: `exec /usr/local/cuda-13.0/bin/nvcc "$@"`."""
-    system = make_toolkit(tmp_path / "cuda-13.0", 13000)
+    system = fake_cuda_toolkit(tmp_path / "cuda-13.0", 13000)
     wrapper = tmp_path / "bin" / "nvcc"
     wrapper.parent.mkdir()
     wrapper.write_text(f'#!/bin/sh\nexec {system / "bin" / "nvcc"} "$@"\n')
@@ -148,7 +134,7 @@ def test_what_an_isolated_build_asks_for(tmp_path: Path, no_system_toolkit: None
     assert build_requirements(CudaToolkit.WHEEL, options, "12.8") == []
     assert build_requirements(CudaToolkit.SYSTEM, options, None) == []
     # `auto` with a system toolkit of the major asked for needs no wheels; of another major it does.
-    system = make_toolkit(tmp_path / "cuda-13.0", 13000)
+    system = fake_cuda_toolkit(tmp_path / "cuda-13.0", 13000)
     with_system = load_options(None, {"CUDACXX": str(system / "bin" / "nvcc")})
     assert build_requirements(CudaToolkit.AUTO, with_system, "13.0") == []
     assert build_requirements(CudaToolkit.AUTO, with_system, None) == []
@@ -157,7 +143,7 @@ def test_what_an_isolated_build_asks_for(tmp_path: Path, no_system_toolkit: None
 
 def test_cmake_gets_the_mirrored_prefix_unless_the_user_named_one(tmp_path: Path) -> None:
     choice = choose_toolkit(CudaToolkit.WHEEL, load_options(None, {}),
-                            [str(make_toolkit(tmp_path / "nvidia" / "cu13", 13000).parent.parent)])
+                            [str(fake_cuda_toolkit(tmp_path / "nvidia" / "cu13", 13000).parent.parent)])
     assert toolkit_defines(choice, "/b/build-env/nvidia/cu13", ()) == {
         "CMAKE_CUDA_COMPILER": "/b/build-env/nvidia/cu13/bin/nvcc", "CUDAToolkit_ROOT": "/b/build-env/nvidia/cu13",
         "CUDA_TOOLKIT_ROOT_DIR": "/b/build-env/nvidia/cu13"}
@@ -175,7 +161,7 @@ def _mirror_state(mirror: Path) -> dict[str, tuple[bool, str | int]]:
 def test_the_mirror_copies_nvcc_and_headers_links_the_rest_and_adds_development_links(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "env-1" / "site-packages"
-    make_toolkit(site / "nvidia" / "cu13", 13050)
+    fake_cuda_toolkit(site / "nvidia" / "cu13", 13050)
     monkeypatch.setattr(sys, "path", [str(site)])
     build = tmp_path / "build"
     env = build_env.scan(build, tmp_path)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from buildkit.config.settings import load_settings
 from buildkit.errors import ToolchainError
 from buildkit.frontends.cli import doctor
 from buildkit.frontends.cli.doctor import Check, main, run_doctor
+from buildkit_testing.cuda import fake_cuda_toolkit
 from buildkit_testing.projects import DEMO_PROJECT, write_files
 
 VARIABLES = ("MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "USE_CUDA", "USE_NINJA", "CMAKE_GENERATOR", "CC", "CXX",
@@ -141,6 +143,24 @@ def test_the_job_budget_follows_the_project_not_the_installed_nvcc(
     (project / "CMakeLists.txt").write_text(cmakelists)
     check = by_name(run_doctor(load_settings(project), load_options(None)))["jobs / memory"]
     assert check.path.endswith(per_job), check
+
+
+def test_the_cuda_toolkit_a_build_would_use(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cuda-toolkit = "wheel"`: the wheels' prefix, and their nvcc as the one the build is given;
+    without the wheels, the build's own error and what to install."""
+    (project / "CMakeLists.txt").write_text("project(demo LANGUAGES CXX CUDA)\n")
+    site = tmp_path / "env" / "site-packages"
+    monkeypatch.setattr("sys.path", [str(site), *sys.path])
+    monkeypatch.setenv("BUILDKIT_CUDA_TOOLKIT", "wheel")
+    settings = load_settings(project)
+    missing = by_name(run_doctor(settings, load_options(settings)))["CUDA toolkit"]
+    assert missing.status == "problem" and "'nvidia-cuda-nvcc>=13,<14'" in missing.fix, missing
+    toolkit = fake_cuda_toolkit(site / "nvidia" / "cu13", 13050)
+    checks = by_name(run_doctor(settings, load_options(settings)))
+    found = checks["CUDA toolkit"]
+    assert (found.status, found.version, found.path) == ("ok", "13.5", str(toolkit)), found
+    assert found.detail == "cuda-toolkit = wheel: NVIDIA's wheels"
+    assert (checks["nvcc"].version, checks["nvcc"].path) == ("13.5", str(toolkit / "bin" / "nvcc"))
 
 
 def test_wheel_tools_are_listed_with_their_versions(project: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from buildkit._util import console
 from buildkit.builder.build_state import TORCH_PROJECT
+from buildkit.builder.configure.build_env import site_dirs
 from buildkit.builder.configure.cmake_cache import BuildFolderCache, project_uses_cuda
 from buildkit.builder.configure.torch_env import InstalledTorch, installed_torch, project_uses_torch
 from buildkit.builder.toolchain.cuda_arch import (
@@ -26,6 +27,7 @@ from buildkit.builder.toolchain.cuda_arch import (
     minimum_arch_for_cuda,
     normalize_cuda_architectures,
 )
+from buildkit.builder.toolchain.cuda_toolkit import ToolkitChoice, choose_toolkit, cuda_request
 from buildkit.builder.toolchain.jobs import available_memory_mb, default_job_count, memory_warning
 from buildkit.builder.toolchain.tools import (
     Compilers,
@@ -90,10 +92,16 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
     cuda_wanted = _bool_or_none(defines.get("USE_CUDA"))
     checks = [_check_python(), _check_cmakelists(settings), _check_cmake(settings, cache_path),
               _check_ninja(options, cache_path)]
-    compilers, compiler_checks = _check_compilers(defines, compiler_env or {}, cuda_wanted, cache_path)
-    checks += compiler_checks
-    # What the project compiles, not what is installed: the architectures and the per-job budget.
+    # What the project compiles, not what is installed: the toolkit, the architectures and the per-job budget.
     uses_cuda = cuda_wanted if cuda_wanted is not None else _project_uses_cuda(settings)
+    compiler_env = dict(compiler_env or {})
+    if uses_cuda and settings is not None:
+        toolkit, choice = _check_cuda_toolkit(settings, options)
+        checks.append(toolkit)
+        if choice is not None and choice.toolkit is not None and choice.from_wheels:
+            compiler_env["CUDACXX"] = str(choice.toolkit.nvcc)  # the nvcc the build will be given
+    compilers, compiler_checks = _check_compilers(defines, compiler_env, cuda_wanted, cache_path)
+    checks += compiler_checks
     if cuda_wanted or compilers.nvcc:
         checks += _check_nvcc(compilers.nvcc, cuda_wanted)
     if uses_cuda:
@@ -104,6 +112,21 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
     checks.append(_check_launcher(options, cache_path))
     checks.append(_check_memory(settings, options, cuda=uses_cuda))
     return checks + [_check_wheel_tool(name) for name in WHEEL_TOOLS]
+
+
+def _check_cuda_toolkit(settings: ProjectSettings, options: BuildOptions) -> tuple[Check, ToolkitChoice | None]:
+    """The CUDA toolkit a build would compile with (``cuda-toolkit``), as the build chooses it."""
+    name, setting = "CUDA toolkit", f"cuda-toolkit = {options.cuda_toolkit.value}"
+    request = cuda_request(None, settings.source_dir / "CMakeLists.txt", drop_in=settings.generated_source)
+    try:
+        choice = choose_toolkit(options.cuda_toolkit, options, site_dirs(settings.root), request.torch_major)
+    except ToolchainError as error:
+        return _problem(name, error), None
+    found = choice.toolkit
+    if found is None:
+        return Check(name, status="note", detail=f"{setting}: none found; CMake looks for nvcc its own way"), choice
+    source = "NVIDIA's wheels" if choice.from_wheels else f"the system's (found by {found.found_by})"
+    return Check(name, found.version or "?", str(found.root), detail=f"{setting}: {source}"), choice
 
 
 def _check_wheel_tool(name: str) -> Check:

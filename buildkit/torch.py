@@ -18,10 +18,15 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from buildkit.builder.build_state import TORCH_PROJECT
+from buildkit.builder.configure.build_env import site_dirs
 from buildkit.builder.configure.torch_env import find_cuda_home, installed_torch
-from buildkit.config.options import load_options
+from buildkit.builder.toolchain.cuda_toolkit import choose_toolkit
+from buildkit.config.drop_in import tool_settings
+from buildkit.config.options import load_options, option_keys
 from buildkit.errors import reporting_errors
 from buildkit.frontends.setuptools.commands.torch_build_ext import BuildExtension
 from buildkit.package.torch_extension import TorchExtension
@@ -58,11 +63,19 @@ def library_paths(device_type: str = "cpu") -> list[str]:
 
 
 def _cuda_home() -> str | None:
-    """cpp_extension's ``CUDA_HOME``: the CUDA toolkit, for a CUDA build of torch; None for a CPU build."""
+    """cpp_extension's ``CUDA_HOME``: the CUDA toolkit, for a CUDA build of torch; None for a CPU build.
+    It is the toolkit the build compiles with: under ``cuda-toolkit`` ``wheel`` (or ``auto`` without
+    a system toolkit of torch's major) the prefix of NVIDIA's wheels, else cpp_extension's search."""
     torch = installed_torch()
     if torch is None or torch.cuda is None:
         return None
-    return find_cuda_home(load_options(None), shutil.which("nvcc"))
+    root = Path.cwd()  # setup.py's folder: pip, build and `buildkit develop` run it there
+    options = load_options(tool_settings(root, option_keys(), TORCH_PROJECT) if (root / "setup.py").is_file()
+                           else None)
+    choice = choose_toolkit(options.cuda_toolkit, options, site_dirs(root), int(torch.cuda.split(".")[0]))
+    if choice.toolkit is not None and choice.from_wheels:
+        return str(choice.toolkit.root)
+    return find_cuda_home(options, shutil.which("nvcc"))
 
 
 CUDA_HOME = reporting_errors(_cuda_home)

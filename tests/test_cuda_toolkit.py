@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import buildkit.torch
 from buildkit.builder.configure import build_env
 from buildkit.builder.toolchain import cuda_toolkit
 from buildkit.builder.toolchain.cuda_toolkit import (
@@ -25,6 +26,7 @@ from buildkit.config.modes import CudaToolkit
 from buildkit.config.options import load_options
 from buildkit.errors import ToolchainError
 from buildkit_testing.cuda import fake_cuda_toolkit
+from buildkit_testing.projects import fake_torch
 
 
 @pytest.fixture
@@ -194,3 +196,22 @@ def test_the_mirror_copies_nvcc_and_headers_links_the_rest_and_adds_development_
     # A build that no longer compiles with the wheels drops their mirror, by name.
     build_env.sync_mirror(build_env.scan(build, tmp_path), build)
     assert not (build / "build-env" / "nvidia").exists()
+
+
+def test_buildkit_torch_cuda_home_is_the_toolkit_the_build_compiles_with(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_system_toolkit: None) -> None:
+    """cpp_extension's CUDA_HOME, as buildkit.torch gives it to setup.py: the wheels' prefix under
+    `wheel` (a CUDA_HOME of the user's is then not used, and said so), CUDA_HOME itself under `auto`."""
+    site = tmp_path / "env" / "site-packages"
+    fake_torch(site, "13.0")
+    wheels = fake_cuda_toolkit(site / "nvidia" / "cu13", 13000)
+    system = fake_cuda_toolkit(tmp_path / "cuda-13.0", 13000)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.chdir(tmp_path)  # setup.py's folder; no setup.py: the environment's options alone
+    monkeypatch.setenv("CUDA_HOME", str(system))
+    monkeypatch.setenv("BUILDKIT_CUDA_TOOLKIT", "wheel")
+    assert buildkit.torch._cuda_home() == str(wheels)
+    monkeypatch.setenv("BUILDKIT_CUDA_TOOLKIT", "auto")
+    assert buildkit.torch._cuda_home() == str(system)
+    monkeypatch.delenv("CUDA_HOME")
+    assert buildkit.torch._cuda_home() == str(wheels)  # no system toolkit: the wheels'

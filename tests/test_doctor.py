@@ -15,7 +15,7 @@ from buildkit.errors import ToolchainError
 from buildkit.frontends.cli import doctor
 from buildkit.frontends.cli.doctor import Check, main, run_doctor
 from buildkit_testing.cuda import fake_cuda_toolkit
-from buildkit_testing.projects import DEMO_PROJECT, write_files
+from buildkit_testing.projects import DEMO_PROJECT, fake_torch, write_files
 
 VARIABLES = ("MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "USE_CUDA", "USE_NINJA", "CMAKE_GENERATOR", "CC", "CXX",
              "CUDACXX", "DEMO_CUDA_ARCH_LIST", "BUILDKIT_COMPILER_LAUNCHER", "CMAKE_C_COMPILER",
@@ -170,20 +170,6 @@ def test_wheel_tools_are_listed_with_their_versions(project: Path) -> None:
         check = checks[name]
         assert (check.status, check.version) == ("ok", metadata.version(name)), check
         assert Path(check.path).exists()
-
-
-def fake_torch(site: Path, cuda: str | None, with_cmake: bool = True) -> Path:
-    """A torch folder as a wheel installs it, with a dist-info for its version."""
-    torch = site / "torch"
-    (torch / "share" / "cmake" / "Torch").mkdir(parents=True)
-    (torch / "__init__.py").write_text("raise ImportError('doctor must not import torch')\n")
-    (torch / "version.py").write_text(f"__version__ = '2.13.0'\ncuda: Optional[str] = {cuda!r}\n")
-    if with_cmake:
-        (torch / "share" / "cmake" / "Torch" / "TorchConfig.cmake").write_text("# torch\n")
-    dist = site / "torch-2.13.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.13.0\n")
-    return torch
 
 
 @pytest.mark.parametrize("cuda, version", [(None, "2.13.0 (CPU build)"), ("12.8", "2.13.0 (CUDA 12.8 build)")])

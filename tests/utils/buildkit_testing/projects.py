@@ -100,3 +100,17 @@ DEMO_PROJECT = {"pyproject.toml": pyproject_text(), "demo/__init__.py": "", "dem
 def with_build_dir(root: Path, build_dir: str) -> Path:
     """The demo project at ``root`` with ``[tool.buildkit] build-dir`` set to ``build_dir``."""
     return write_pyproject(root, f'build-dir = "{build_dir}"')
+
+
+def fake_torch(site: Path, cuda: str | None, with_cmake: bool = True) -> Path:
+    """A torch folder as a wheel installs it, with a dist-info for its version."""
+    torch = site / "torch"
+    (torch / "share" / "cmake" / "Torch").mkdir(parents=True)
+    (torch / "__init__.py").write_text("raise ImportError('doctor must not import torch')\n")
+    (torch / "version.py").write_text(f"__version__ = '2.13.0'\ncuda: Optional[str] = {cuda!r}\n")
+    if with_cmake:
+        (torch / "share" / "cmake" / "Torch" / "TorchConfig.cmake").write_text("# torch\n")
+    dist = site / "torch-2.13.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.13.0\n")
+    return torch

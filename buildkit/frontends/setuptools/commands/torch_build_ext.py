@@ -231,5 +231,9 @@ def _check_compilers(project: Project, torch: InstalledTorch, *, cuda: bool) -> 
 
 
 def _cuda_home_nvcc(project: Project) -> str | None:
+    """The nvcc the build compiles with: the wheels' (``cuda-toolkit``), CUDA_HOME's, or the one on PATH."""
+    choice = project.cuda_toolkit_choice
+    if choice.toolkit is not None and choice.from_wheels:
+        return str(choice.toolkit.nvcc)
     toolkit = project.options.cuda_home or project.options.cuda_path
     return str(Path(toolkit, "bin", "nvcc")) if toolkit else shutil.which("nvcc")

@@ -24,7 +24,7 @@ from typing import Any
 from buildkit.builder.build_state import TORCH_PROJECT
 from buildkit.builder.configure.build_env import site_dirs
 from buildkit.builder.configure.torch_env import find_cuda_home, installed_torch
-from buildkit.builder.toolchain.cuda_toolkit import choose_toolkit
+from buildkit.builder.toolchain.cuda_toolkit import CudaRequest, choose_toolkit
 from buildkit.config.drop_in import tool_settings
 from buildkit.config.options import load_options, option_keys
 from buildkit.errors import reporting_errors
@@ -72,7 +72,7 @@ def _cuda_home() -> str | None:
     root = Path.cwd()  # setup.py's folder: pip, build and `buildkit develop` run it there
     options = load_options(tool_settings(root, option_keys(), TORCH_PROJECT) if (root / "setup.py").is_file()
                            else None)
-    choice = choose_toolkit(options.cuda_toolkit, options, site_dirs(root), int(torch.cuda.split(".")[0]))
+    choice = choose_toolkit(options.cuda_toolkit, options, site_dirs(root), CudaRequest(True, torch.cuda, drop_in=True))
     if choice.toolkit is not None and choice.from_wheels:
         return str(choice.toolkit.root)
     return find_cuda_home(options, shutil.which("nvcc"))

@@ -15,6 +15,7 @@ import buildkit.torch
 from buildkit.builder.configure import build_env
 from buildkit.builder.toolchain import cuda_toolkit
 from buildkit.builder.toolchain.cuda_toolkit import (
+    CudaRequest,
     ToolkitChoice,
     build_requirements,
     choose_toolkit,
@@ -34,6 +35,9 @@ def no_system_toolkit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing where the system search looks: an empty PATH and no /usr/local/cuda."""
     monkeypatch.setenv("PATH", str(tmp_path / "empty-path"))
     monkeypatch.setattr(cuda_toolkit, "DEFAULT_SYSTEM_NVCC", str(tmp_path / "no-cuda" / "bin" / "nvcc"))
+
+
+ANY = CudaRequest(True)  # a project that compiles CUDA, of no particular major
 
 
 def test_wheel_toolkits_are_found_in_site_folder_order_newest_major_first(tmp_path: Path) -> None:
@@ -59,14 +63,14 @@ def test_wheel_without_wheels_is_one_error_naming_what_to_install(tmp_path: Path
     # A torch extension needs torch's major: wheels of another one are named, not used.
     fake_cuda_toolkit(tmp_path / "nvidia" / "cu14", 14000)
     with pytest.raises(ToolchainError, match=r"none of CUDA 13: .*there are wheels of .*cu14"):
-        choose_toolkit(CudaToolkit.WHEEL, load_options(None, {}), [str(tmp_path)], wanted_major=13)
+        choose_toolkit(CudaToolkit.WHEEL, load_options(None, {}), [str(tmp_path)], CudaRequest(True, "13.0"))
 
 
 def test_wheel_takes_the_wheels_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     wheels = fake_cuda_toolkit(tmp_path / "site" / "nvidia" / "cu13", 13050)
     system = fake_cuda_toolkit(tmp_path / "cuda-13.0", 13000)
     options = load_options(None, {"CUDA_HOME": str(system)})
-    choice = choose_toolkit(CudaToolkit.WHEEL, options, [str(tmp_path / "site")])
+    choice = choose_toolkit(CudaToolkit.WHEEL, options, [str(tmp_path / "site")], CudaRequest(True, drop_in=True))
     assert choice.from_wheels and choice.toolkit is not None and choice.toolkit.root == wheels
     assert choice.note and "NVIDIA's wheels, CUDA 13.5 at" in choice.note and 'cuda-toolkit = "wheel"' in choice.note
     assert "CUDA_HOME names a CUDA toolkit, but cuda-toolkit = \"wheel\" compiles with NVIDIA's wheels" in (
@@ -76,7 +80,8 @@ def test_wheel_takes_the_wheels_and_says_so(tmp_path: Path, capsys: pytest.Captu
 def test_auto_prefers_a_system_toolkit_of_the_major_asked_for(tmp_path: Path) -> None:
     site = tmp_path / "site"
     fake_cuda_toolkit(site / "nvidia" / "cu13", 13050)
-    system13, system12 = fake_cuda_toolkit(tmp_path / "cuda-13.0", 13000), fake_cuda_toolkit(tmp_path / "cuda-12.8", 12080)
+    system13 = fake_cuda_toolkit(tmp_path / "cuda-13.0", 13000)
+    system12 = fake_cuda_toolkit(tmp_path / "cuda-12.8", 12080)
     # CUDACXX is where the system search starts (what CMake's own search reads first).
     choice = choose_toolkit(CudaToolkit.AUTO, load_options(None, {"CUDACXX": str(system13 / "bin" / "nvcc")}),
                             [str(site)])
@@ -84,8 +89,12 @@ def test_auto_prefers_a_system_toolkit_of_the_major_asked_for(tmp_path: Path) ->
     assert choice.toolkit.root == system13 and choice.toolkit.version == "13.0"
     assert choice.note and "prefers it over NVIDIA's wheels" in choice.note
     # A system toolkit named by CUDA_HOME is chosen whatever its major: the variable names it.
-    named = choose_toolkit(CudaToolkit.AUTO, load_options(None, {"CUDA_HOME": str(system12)}), [str(site)])
+    # In a buildkit.torch project CUDA_HOME names one (cpp_extension's meaning), chosen whatever its
+    # major; CMake itself reads no CUDA_HOME, so elsewhere it names nothing.
+    cuda_home = load_options(None, {"CUDA_HOME": str(system12)})
+    named = choose_toolkit(CudaToolkit.AUTO, cuda_home, [str(site)], CudaRequest(True, drop_in=True))
     assert named.toolkit is not None and named.toolkit.root == system12 and "CUDA_HOME names it" in (named.note or "")
+    assert choose_toolkit(CudaToolkit.AUTO, cuda_home, [str(site)]).toolkit != named.toolkit
 
 
 def test_auto_takes_the_wheels_without_a_matching_system_toolkit(tmp_path: Path, no_system_toolkit: None,
@@ -98,11 +107,11 @@ def test_auto_takes_the_wheels_without_a_matching_system_toolkit(tmp_path: Path,
     # A system toolkit of another major (found on PATH here) loses to the wheels of the one asked for.
     system12 = fake_cuda_toolkit(tmp_path / "cuda-12.8", 12080)
     monkeypatch.setenv("PATH", str(system12 / "bin"))
-    choice = choose_toolkit(CudaToolkit.AUTO, load_options(None, {}), [str(site)], wanted_major=13)
+    choice = choose_toolkit(CudaToolkit.AUTO, load_options(None, {}), [str(site)], CudaRequest(True, "13.0"))
     assert choice.from_wheels and "the system's is CUDA 12.8" in (choice.note or "")
     # Neither: CMake's own search, and nothing to say.
     assert choose_toolkit(CudaToolkit.AUTO, load_options(None, {}), [str(tmp_path / "none")]) == \
-        ToolkitChoice(cuda_toolkit.system_toolkit(load_options(None, {})))
+        ToolkitChoice(cuda_toolkit.system_toolkit(load_options(None, {}), ANY))
 
 
 def test_system_never_looks_at_the_wheels(tmp_path: Path, no_system_toolkit: None) -> None:
@@ -119,7 +128,7 @@ def test_a_forwarding_nvcc_wrapper_leads_to_its_toolkit(tmp_path: Path, no_syste
     wrapper.write_text(f'#!/bin/sh\nexec {system / "bin" / "nvcc"} "$@"\n')
     wrapper.chmod(0o755)
     monkeypatch.setenv("PATH", str(wrapper.parent))
-    found = cuda_toolkit.system_toolkit(load_options(None, {}))
+    found = cuda_toolkit.system_toolkit(load_options(None, {}), ANY)
     assert found is not None and (found.root, found.found_by, found.major) == (system, "PATH", 13)
 
 
@@ -127,20 +136,21 @@ def test_what_an_isolated_build_asks_for(tmp_path: Path, no_system_toolkit: None
     options = load_options(None, {})
     compilers = ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime", "nvidia-cuda-cccl"]
     assert toolkit_requirements(None) == [f"{name}>=13,<14" for name in compilers]
-    assert build_requirements(CudaToolkit.WHEEL, options, None) == [f"{name}>=13,<14" for name in compilers]
-    assert build_requirements(CudaToolkit.AUTO, options, None) == [f"{name}>=13,<14" for name in compilers]
+    assert build_requirements(CudaToolkit.WHEEL, options, ANY) == [f"{name}>=13,<14" for name in compilers]
+    assert build_requirements(CudaToolkit.AUTO, options, ANY) == [f"{name}>=13,<14" for name in compilers]
     # A torch extension: torch's major, and no newer minor than torch's CUDA.
-    assert build_requirements(CudaToolkit.AUTO, options, "13.0") == [f"{name}>=13,<13.1" for name in compilers]
-    assert build_requirements(CudaToolkit.WHEEL, options, "14.2") == [f"{name}>=14,<14.3" for name in compilers]
+    torch13, torch14 = CudaRequest(True, "13.0"), CudaRequest(True, "14.2")
+    assert build_requirements(CudaToolkit.AUTO, options, torch13) == [f"{name}>=13,<13.1" for name in compilers]
+    assert build_requirements(CudaToolkit.WHEEL, options, torch14) == [f"{name}>=14,<14.3" for name in compilers]
     # CUDA 12's wheels are no toolkit in one prefix; `system` never asks.
-    assert build_requirements(CudaToolkit.WHEEL, options, "12.8") == []
-    assert build_requirements(CudaToolkit.SYSTEM, options, None) == []
+    assert build_requirements(CudaToolkit.WHEEL, options, CudaRequest(True, "12.8")) == []
+    assert build_requirements(CudaToolkit.SYSTEM, options, ANY) == []
     # `auto` with a system toolkit of the major asked for needs no wheels; of another major it does.
     system = fake_cuda_toolkit(tmp_path / "cuda-13.0", 13000)
     with_system = load_options(None, {"CUDACXX": str(system / "bin" / "nvcc")})
-    assert build_requirements(CudaToolkit.AUTO, with_system, "13.0") == []
-    assert build_requirements(CudaToolkit.AUTO, with_system, None) == []
-    assert build_requirements(CudaToolkit.WHEEL, with_system, None)[0] == "nvidia-cuda-nvcc>=13,<14"
+    assert build_requirements(CudaToolkit.AUTO, with_system, CudaRequest(True, "13.0")) == []
+    assert build_requirements(CudaToolkit.AUTO, with_system, ANY) == []
+    assert build_requirements(CudaToolkit.WHEEL, with_system, ANY)[0] == "nvidia-cuda-nvcc>=13,<14"
 
 
 def test_cmake_gets_the_mirrored_prefix_unless_the_user_named_one(tmp_path: Path) -> None:
@@ -156,8 +166,8 @@ def test_cmake_gets_the_mirrored_prefix_unless_the_user_named_one(tmp_path: Path
 
 def _mirror_state(mirror: Path) -> dict[str, tuple[bool, str | int]]:
     """Each mirrored path: whether it is a link, and its target or modification time."""
-    return {p.relative_to(mirror).as_posix(): (True, os.readlink(p)) if p.is_symlink() else (False, p.stat().st_mtime_ns)
-            for p in sorted(mirror.rglob("*")) if p.is_symlink() or p.is_file()}
+    return {p.relative_to(mirror).as_posix(): (True, os.readlink(p)) if p.is_symlink()
+            else (False, p.stat().st_mtime_ns) for p in sorted(mirror.rglob("*")) if p.is_symlink() or p.is_file()}
 
 
 def test_the_mirror_copies_nvcc_and_headers_links_the_rest_and_adds_development_links(

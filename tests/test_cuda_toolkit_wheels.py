@@ -32,7 +32,8 @@ from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, pip_into, sit
 pytestmark = [pytest.mark.slow, pytest.mark.cuda]
 
 BLOCKED = bubblewrap_unavailable()
-needs_bubblewrap = pytest.mark.skipif(BLOCKED is not None, reason=f"the system CUDA toolkit cannot be hidden: {BLOCKED}")
+needs_bubblewrap = pytest.mark.skipif(BLOCKED is not None,
+                                      reason=f"the system CUDA toolkit cannot be hidden: {BLOCKED}")
 # What the module reports, and where the process loaded libcudart from (the loader's own answer).
 PROBE = ("import cuda_from_wheels as m; print(m.runtime_version(), m.toolkit_version, m.launch()); "
          "print(next(line.split()[-1] for line in open('/proc/self/maps') if 'libcudart' in line))")

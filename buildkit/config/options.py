@@ -263,7 +263,7 @@ class BuildOptions:
         "in the build environment (`nvidia-cuda-nvcc`..., installed in `site-packages/nvidia/cu<N>`; an isolated "
         "build gets them as build requirements), mirrored into the build folder and given to CMake as "
         "`CMAKE_CUDA_COMPILER` and `CUDAToolkit_ROOT`; `system`, the machine's toolkit as CMake finds it "
-        "(`CUDACXX`, `CUDA_HOME`, nvcc on PATH, `/usr/local/cuda`); `auto`, the system's when there is one of the "
+        "(`CUDACXX`, nvcc on PATH, `/usr/local/cuda`; `CUDA_HOME` in a buildkit.torch project); `auto`, the system's when there is one of the "
         "CUDA major version asked for (torch's, for a torch extension) and the wheels' otherwise. docs/cuda.md "
         "has the rules.", key="cuda-toolkit", default=CudaToolkit.AUTO)
     torch_precompiled_headers: bool = option(

@@ -267,11 +267,10 @@ class Project:
         CUDA (its CMakeLists or cache says so, or it builds against a CUDA build of torch); a toolkit
         from NVIDIA's wheels is mirrored with the build environment."""
         request = cuda_request(self.cache, self.settings.source_dir / "CMakeLists.txt",
-                               drop_in=self.settings.generated_source)
+                               drop_in=bool(self.settings.generated_source))
         if not request.compiles_cuda:
             return ToolkitChoice(None)
-        choice = choose_toolkit(self.options.cuda_toolkit, self.options, self.build_environment.site_dirs,
-                                request.torch_major)
+        choice = choose_toolkit(self.options.cuda_toolkit, self.options, self.build_environment.site_dirs, request)
         if choice.toolkit is not None and choice.from_wheels:
             self.build_environment.add_toolkit(choice.toolkit.root)
         return choice

@@ -14,8 +14,9 @@ wheels' own versions are not CUDA versions.
   first).  None there is an error naming what to install.
 * ``system``: CMake's own search, as without this setting.
 * ``auto``: the system's toolkit when it has the CUDA major asked for (torch's, for a torch
-  extension; else the wheels' when there are any), else the wheels'.  ``CUDACXX``,
-  ``CUDA_HOME`` or ``CUDA_PATH`` name a system toolkit and so choose it.
+  extension; else the wheels' when there are any), else the wheels'.  ``CUDACXX`` (and in a
+  buildkit.torch project, where they keep cpp_extension's meaning, ``CUDA_HOME`` or
+  ``CUDA_PATH``) names a system toolkit and so chooses it.
 
 The prefix found is given to CMake as ``CMAKE_CUDA_COMPILER``, ``CUDAToolkit_ROOT`` and
 ``CUDA_TOOLKIT_ROOT_DIR`` (FindCUDAToolkit, torch's CMake config and the older FindCUDA all
@@ -92,6 +93,7 @@ class CudaRequest:
 
     compiles_cuda: bool
     torch_cuda: str | None = None  # "13.0"; None without torch or for a CPU build of it
+    drop_in: bool = False  # a buildkit.torch project: CUDA_HOME and CUDA_PATH name its toolkit
 
     @property
     def torch_major(self) -> int | None:
@@ -105,7 +107,7 @@ def cuda_request(cache: CMakeCache | None, cmakelists: Path, *, drop_in: bool) -
     torch = installed_torch() if drop_in or project_uses_torch(cmakelists) else None
     torch_cuda = torch.cuda if torch else None
     compiles = project_uses_cuda(cache, cmakelists) or project_uses_cuda(None, cmakelists) or bool(torch_cuda)
-    return CudaRequest(compiles, torch_cuda)
+    return CudaRequest(compiles, torch_cuda, drop_in)
 
 
 def toolkit_version(root: Path) -> str | None:
@@ -138,13 +140,13 @@ def wheel_toolkits(site_dirs: Sequence[str]) -> list[FoundToolkit]:
     return found
 
 
-def system_toolkit(options: BuildOptions) -> FoundToolkit | None:
-    """The machine's toolkit where CMake and cpp_extension look: CUDACXX, CUDA_HOME, CUDA_PATH,
-    nvcc on PATH (a forwarding wrapper followed to its toolkit), /usr/local/cuda."""
-    candidates = [("CUDACXX", options.cudacxx), ("CUDA_HOME", options.cuda_home and
-                                                 os.path.join(options.cuda_home, "bin", "nvcc")),
-                  ("CUDA_PATH", options.cuda_path and os.path.join(options.cuda_path, "bin", "nvcc")),
-                  ("PATH", shutil.which("nvcc")), ("/usr/local/cuda", DEFAULT_SYSTEM_NVCC)]
+def system_toolkit(options: BuildOptions, request: CudaRequest) -> FoundToolkit | None:
+    """The machine's toolkit where CMake (and for a buildkit.torch project cpp_extension) looks:
+    CUDACXX, CUDA_HOME, CUDA_PATH, nvcc on PATH (a forwarding wrapper followed to its toolkit),
+    /usr/local/cuda."""
+    homes = [(name, os.path.join(home, "bin", "nvcc")) for name, home in _homes(options, request)]
+    candidates = [("CUDACXX", options.cudacxx), *homes, ("PATH", shutil.which("nvcc")),
+                  ("/usr/local/cuda", DEFAULT_SYSTEM_NVCC)]
     for found_by, nvcc in candidates:
         if nvcc and os.path.isfile(nvcc):
             root = real_program(Path(nvcc)).resolve().parent.parent
@@ -152,10 +154,18 @@ def system_toolkit(options: BuildOptions) -> FoundToolkit | None:
     return None
 
 
-def named_toolkit(options: BuildOptions) -> str | None:
-    """The variable that names a system toolkit explicitly (CUDACXX, CUDA_HOME, CUDA_PATH), if one does."""
-    return next((name for name, value in (("CUDACXX", options.cudacxx), ("CUDA_HOME", options.cuda_home),
-                                          ("CUDA_PATH", options.cuda_path)) if value), None)
+def _homes(options: BuildOptions, request: CudaRequest) -> list[tuple[str, str]]:
+    """CUDA_HOME and CUDA_PATH where they name the toolkit (a buildkit.torch project: CMake itself reads neither)."""
+    if not request.drop_in:
+        return []
+    return [(name, value) for name, value in (("CUDA_HOME", options.cuda_home), ("CUDA_PATH", options.cuda_path))
+            if value]
+
+
+def named_toolkit(options: BuildOptions, request: CudaRequest) -> str | None:
+    """The variable that names a system toolkit explicitly (CUDACXX; CUDA_HOME, CUDA_PATH), if one does."""
+    named = [("CUDACXX", options.cudacxx), *_homes(options, request)]
+    return next((name for name, value in named if value), None)
 
 
 def install_hint(major: int | None) -> str:
@@ -174,13 +184,13 @@ def toolkit_requirements(major: int | None, *, newest_minor: int | None = None) 
 
 
 def choose_toolkit(setting: CudaToolkit, options: BuildOptions, site_dirs: Sequence[str],
-                   wanted_major: int | None = None) -> ToolkitChoice:
-    """The toolkit ``setting`` chooses among the wheels in ``site_dirs`` and the system's;
-    ``wanted_major`` is the CUDA major a torch extension needs (torch's)."""
+                   request: CudaRequest = CudaRequest(True)) -> ToolkitChoice:
+    """The toolkit ``setting`` chooses among the wheels in ``site_dirs`` and the system's, for
+    what ``request`` asks (a torch extension: torch's CUDA major)."""
     if setting is CudaToolkit.SYSTEM:
-        return ToolkitChoice(system_toolkit(options))
+        return ToolkitChoice(system_toolkit(options, request))
     wheels = wheel_toolkits(site_dirs)
-    wanted = wanted_major or (wheels[0].major if wheels else None)
+    wanted = request.torch_major or (wheels[0].major if wheels else None)
     matching = [w for w in wheels if wanted is None or w.major == wanted]
     for_major = f" of CUDA {wanted}" if wanted else ""
     if setting is CudaToolkit.WHEEL:
@@ -192,15 +202,15 @@ def choose_toolkit(setting: CudaToolkit, options: BuildOptions, site_dirs: Seque
                 f"Install the toolchain wheels where the build runs: {install_hint(wanted)} (an isolated `pip "
                 f"install` or `python -m build` gets them as build requirements), or set cuda-toolkit = \"system\" "
                 f"(BUILDKIT_CUDA_TOOLKIT=system) to use the machine's toolkit.")
-        if variable := named_toolkit(options):
+        if variable := named_toolkit(options, request):
             console.warn(f"{variable} names a CUDA toolkit, but cuda-toolkit = \"wheel\" compiles with NVIDIA's "
                          f"wheels at {matching[0].root}; {variable} is not used (cuda-toolkit = \"auto\" or "
                          f"\"system\" uses it).")
         return ToolkitChoice(matching[0], f"CUDA toolkit: {matching[0].describe()} (cuda-toolkit = \"wheel\")")
-    system = system_toolkit(options)
-    if system is not None and (named_toolkit(options) or wanted is None or system.major == wanted):
+    system, named = system_toolkit(options, request), named_toolkit(options, request)
+    if system is not None and (named or wanted is None or system.major == wanted):
         # Said only when the wheels were there to choose instead.
-        why = (f"{system.found_by} names it" if named_toolkit(options)
+        why = (f"{system.found_by} names it" if named
                else f"it is CUDA {wanted}, as asked for" if wanted else "there is one")
         note = (f"CUDA toolkit: {system.describe()}; cuda-toolkit = \"auto\" prefers it over NVIDIA's wheels in "
                 f"{wheels[0].root} because {why} (cuda-toolkit = \"wheel\" takes the wheels')") if wheels else None
@@ -213,17 +223,17 @@ def choose_toolkit(setting: CudaToolkit, options: BuildOptions, site_dirs: Seque
     return ToolkitChoice(system)
 
 
-def build_requirements(setting: CudaToolkit, options: BuildOptions, torch_cuda: str | None) -> list[str]:
+def build_requirements(setting: CudaToolkit, options: BuildOptions, request: CudaRequest) -> list[str]:
     """The toolchain wheels an isolated build of a project that compiles CUDA needs: under
     ``wheel`` always, under ``auto`` where this machine has no toolkit of the CUDA major asked
     for; one major (``>=13,<14``), and for a torch extension none newer than torch's CUDA."""
-    major, minor = (int(part) for part in (torch_cuda or "0.0").split(".")[:2])
+    major, minor = (int(part) for part in (request.torch_cuda or "0.0").split(".")[:2])
     wanted = major or None
     if setting is CudaToolkit.SYSTEM or (wanted is not None and wanted < FIRST_WHEEL_MAJOR):
         return []  # CUDA 12's wheels are no toolkit in one prefix: the machine's toolkit compiles
-    system = system_toolkit(options)
+    system = system_toolkit(options, request)
     if setting is CudaToolkit.AUTO and system is not None and (
-            named_toolkit(options) or wanted is None or system.major == wanted):
+            named_toolkit(options, request) or wanted is None or system.major == wanted):
         return []
     return toolkit_requirements(wanted, newest_minor=minor if wanted else None)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import json
 from pathlib import Path
 
@@ -31,6 +32,8 @@ disabled` (or empty), in any case; any other word is an error naming the variabl
 def _cell(value: object) -> str:
     if value is None:
         return "unset"
+    if isinstance(value, enum.Enum):  # a choice (cuda-toolkit): the word that is written
+        value = value.value
     if isinstance(value, (list, dict, tuple)):
         return f"`{json.dumps(value)}`" if value else "empty"
     return f"`{value}`" if value != "" else "empty"

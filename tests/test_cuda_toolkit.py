@@ -245,3 +245,21 @@ def test_the_wheel_hooks_ask_for_the_toolchain_wheels(tmp_path: Path, monkeypatc
     for hook in (build_meta.get_requires_for_build_wheel, build_meta.get_requires_for_build_editable):
         requirements = hook(config)
         assert [r for r in requirements if r in toolchain] == (toolchain if asked else []), requirements
+
+
+@pytest.mark.parametrize("cmakelists, defines, compiles", [
+    ("project(p LANGUAGES CXX CUDA)", {}, True),
+    ("project(p LANGUAGES CXX)", {}, False),
+    # An optional CUDA part (tensorlet's): off by default, on when this build asks for it.
+    ('option(USE_CUDA "Build the kernels" OFF)\nif(USE_CUDA)\n  enable_language(CUDA)\nendif()', {}, False),
+    ('option(USE_CUDA "Build the kernels" OFF)\nif(USE_CUDA)\n  enable_language(CUDA)\nendif()',
+     {"USE_CUDA": "1"}, True),
+    # cuda_minimal's: on by default, off when asked.
+    ('set(USE_CUDA ON CACHE BOOL "the .cu file")\ncheck_language(CUDA)', {}, True),
+    ('set(USE_CUDA ON CACHE BOOL "the .cu file")\ncheck_language(CUDA)', {"USE_CUDA": "OFF"}, False),
+])
+def test_whether_a_project_compiles_cuda(tmp_path: Path, cmakelists: str, defines: dict[str, str],
+                                         compiles: bool) -> None:
+    (tmp_path / "CMakeLists.txt").write_text(cmakelists + "\n")
+    request = cuda_toolkit.cuda_request(None, tmp_path / "CMakeLists.txt", defines, drop_in=False)
+    assert request == CudaRequest(compiles)

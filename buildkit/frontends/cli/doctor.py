@@ -117,7 +117,8 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
 def _check_cuda_toolkit(settings: ProjectSettings, options: BuildOptions) -> tuple[Check, ToolkitChoice | None]:
     """The CUDA toolkit a build would compile with (``cuda-toolkit``), as the build chooses it."""
     name, setting = "CUDA toolkit", f"cuda-toolkit = {options.cuda_toolkit.value}"
-    request = cuda_request(None, settings.source_dir / "CMakeLists.txt", drop_in=bool(settings.generated_source))
+    request = cuda_request(None, settings.source_dir / "CMakeLists.txt", options.defines(),
+                           drop_in=bool(settings.generated_source))
     try:
         choice = choose_toolkit(options.cuda_toolkit, options, site_dirs(settings.root), request)
     except ToolchainError as error:

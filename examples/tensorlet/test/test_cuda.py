@@ -16,8 +16,15 @@ import numpy as np
 import pytest
 
 from buildkit.package.elf import read_elf_dynamic
-from buildkit_testing.cuda import device_images, find_nvcc
+from buildkit_testing.cuda import (
+    bubblewrap_unavailable,
+    device_images,
+    find_nvcc,
+    without_system_cuda,
+    without_system_cuda_env,
+)
 from buildkit_testing.processes import run
+from buildkit_testing.projects import copy_sources
 from buildkit_testing.venvs import make_venv, pip_into, site_packages
 from conftest import ROOT, have_tool, tl, tool
 
@@ -236,6 +243,30 @@ def test_cuda_runtime_comes_from_nvidia_wheel(full_build, tensorlet_wheelhouse, 
     here = tmp_path / "elsewhere"
     here.mkdir()
     computed, mapped = run([python, "-c", MAPPED_CUDART], cwd=here).stdout.splitlines()
+    assert computed == ("6.0 False" if not GPU_PRESENT else "6.0 True")
+    assert mapped == str([str(site_packages(python) / "nvidia" / "cu13" / "lib" / "libcudart.so.13")])
+
+
+# A second CUDA compile of all of tensorlet (about 4 minutes on 2 cores): run on demand with the
+# torch-marked tests (`pytest -m torch examples/tensorlet/test/test_cuda.py`), though it needs no torch.
+@pytest.mark.torch
+@pytest.mark.slow
+@pytest.mark.cuda
+def test_pip_install_with_cuda_from_nvidia_wheels_alone(tensorlet_wheelhouse, tmp_path):
+    """`pip install .` with USE_CUDA=ON on a machine whose CUDA toolkit is hidden (bubblewrap,
+    buildkit_testing.cuda): the isolated build gets nvcc from NVIDIA's wheels (cuda-toolkit =
+    "auto"), and the installed libtensorlet_cuda loads libcudart from the runtime wheel."""
+    if blocked := bubblewrap_unavailable():
+        pytest.skip(f"the system CUDA toolkit cannot be hidden: {blocked}")
+    project = copy_sources(ROOT, tmp_path / "tensorlet")
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    env = without_system_cuda_env(python, tensorlet_wheelhouse, USE_CUDA="ON", TENSORLET_CUDA_ARCH_LIST="7.5")
+    built = run(without_system_cuda([sys.executable, "-m", "pip", "--python", python, "install", "-v", project]),
+                env=env)
+    assert "CUDA toolkit: NVIDIA's wheels, CUDA 13." in built.stdout + built.stderr
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    computed, mapped = run(without_system_cuda([python, "-c", MAPPED_CUDART]), cwd=here, env=env).stdout.splitlines()
     assert computed == ("6.0 False" if not GPU_PRESENT else "6.0 True")
     assert mapped == str([str(site_packages(python) / "nvidia" / "cu13" / "lib" / "libcudart.so.13")])
 

@@ -16,7 +16,7 @@ import pytest
 
 from buildkit.builder.toolchain.cuda_toolkit import toolkit_requirements
 from buildkit_testing.processes import run
-from buildkit_testing.venvs import WHEEL_CACHE
+from buildkit_testing.venvs import WHEEL_CACHE, venv_env
 
 # tests/packages/cuda_minimal's architecture list (its env-prefix is CUDA_MINIMAL).
 CUDA_MINIMAL_ARCH_VAR = "CUDA_MINIMAL_CUDA_ARCH_LIST"
@@ -181,3 +181,14 @@ def bubblewrap_unavailable() -> str | None:
     if probe.returncode != 0:
         return f"bwrap cannot run here (no user namespaces and not root?): {probe.stderr.strip()}"
     return None
+
+
+def without_system_cuda_env(python: Path, wheelhouse: Path, **overrides: str) -> dict[str, str]:
+    """The environment of the venv of ``python`` with no way to the system toolkit: its bin and
+    the system's own folders on PATH, no CUDA variable, pip limited to the wheelhouse and
+    NVIDIA's toolchain wheels (run the command with :func:`without_system_cuda`)."""
+    env = {**venv_env(python, wheelhouse, **overrides), "PATH": f"{python.parent}{os.pathsep}/usr/bin{os.pathsep}/bin",
+           "PIP_FIND_LINKS": f"{wheelhouse} {cuda_toolchain_wheels()}"}
+    for name in ("CUDA_HOME", "CUDA_PATH", "CUDACXX", "TORCH_CUDA_ARCH_LIST"):
+        env.pop(name, None)
+    return env

@@ -21,7 +21,7 @@ import pytest
 
 from buildkit.config.modes import InstallPrefix
 from buildkit.config.settings import load_settings
-from buildkit.project import Project
+from buildkit.project import Project, cmake_inputs
 from buildkit_testing.artifacts import only_wheel
 from buildkit_testing.processes import clean_env, run
 from buildkit_testing.projects import write_file, write_files, write_pyproject
@@ -150,7 +150,7 @@ def test_install_dir_makes_wheel_root_the_default_and_moves_only_the_prefix(tmp_
     target = project.target
     assert (target.install_root, target.install_prefix) == (tmp_path / "src", tmp_path / "src" / "a" / "b")
     assert (target.configured_root, target.configured_prefix) == (target.install_root, target.install_prefix)
-    defines = project.wheel_root_defines()
+    defines = cmake_inputs.wheel_root_defines(project)
     assert (defines["SKBUILD_PLATLIB_DIR"], defines["SKBUILD_STATE"]) == ((tmp_path / "src").as_posix(), "editable")
 
 

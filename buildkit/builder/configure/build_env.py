@@ -91,24 +91,33 @@ class BuildEnvironment:
     packages: dict[str, str] = field(default_factory=dict)  # top-level folder name -> its path
     entries: list[EntryFolder] = field(default_factory=list)
     # Mirrored folders that are no CMake package: the `nvidia` folder of a CUDA toolkit from
-    # wheels, added by the build that compiles with it (never part of the scan's record).
-    toolkits: dict[str, str] = field(default_factory=dict)
+    # wheels, and of NVIDIA's library wheels a build links, added by the build (never part of the
+    # scan's record).  NVIDIA's wheels share that folder across site folders (pip's isolated
+    # build puts [build-system] requires and the hook's requirements into two): each site
+    # folder's is merged into one mirror, the first one's file winning.
+    toolkits: dict[str, list[str]] = field(default_factory=dict)
 
     def add_toolkit(self, root: Path) -> None:
-        """Mirror the top-level folder of a site folder that holds ``root`` (``<site>/nvidia/cu13``)."""
+        """Mirror the top-level folder of the site folder that holds ``root`` (``<site>/nvidia/cu13``)."""
         top = Path(os.path.abspath(root))
         while top.parent != top and str(top.parent) not in self.site_dirs:
             top = top.parent
-        self.toolkits[top.name] = str(top)
+        if top.parent == top:
+            raise ValueError(f"{root} lies in none of the build environment's site folders")
+        sources = self.toolkits.setdefault(top.name, [])
+        if str(top) not in sources:
+            sources.append(str(top))
 
-    def mirrored_folders(self) -> dict[str, str]:
-        return {**self.packages, **self.toolkits}
+    def mirrored_folders(self) -> dict[str, list[str]]:
+        """Each mirrored folder's name and its sources (one for a CMake package)."""
+        return {**{name: [source] for name, source in self.packages.items()}, **self.toolkits}
 
     def mirrored(self, path: str) -> str:
         """``path`` inside the mirror when it lies in a mirrored folder, else as it is."""
-        for name, source in self.mirrored_folders().items():
-            if path == source or path.startswith(source + os.sep):
-                return str(self.mirror_root / name) + path[len(source):]
+        for name, sources in self.mirrored_folders().items():
+            for source in sources:
+                if path == source or path.startswith(source + os.sep):
+                    return str(self.mirror_root / name) + path[len(source):]
         return path
 
     def prefix_path(self) -> list[str]:
@@ -256,11 +265,11 @@ def sync_mirror(env: BuildEnvironment, build_dir: Path) -> int:
     old_files = old.get("files", {}) if isinstance(old, dict) and old.get("format") == RECORD_FORMAT else {}
     files: dict[str, dict[str, Any]] = {}
     written = 0
-    for name, source in env.mirrored_folders().items():
+    for name, sources in env.mirrored_folders().items():
         previous = old_files.get(name, {})
-        known = previous.get("stats", {}) if previous.get("source") == source else {}
-        stats, count = _sync_tree(source, str(env.mirror_root / name), known, toolkit=name in env.toolkits)
-        files[name] = {"source": source, "stats": stats}
+        known = previous.get("stats", {}) if previous.get("source") == sources else {}
+        stats, count = _sync_tree(sources, str(env.mirror_root / name), known, toolkit=name in env.toolkits)
+        files[name] = {"source": sources, "stats": stats}
         written += count
     _remove_stale_packages(env)
     if written:
@@ -272,16 +281,18 @@ def sync_mirror(env: BuildEnvironment, build_dir: Path) -> int:
     return written
 
 
-def _sync_tree(source: str, target: str, known: dict[str, list[int]],
+def _sync_tree(sources: list[str], target: str, known: dict[str, list[int]],
                toolkit: bool = False) -> tuple[dict[str, list[int]], int]:
     # os.path on strings, not pathlib: this runs for every file on every build, no-op develops too.
     stats: dict[str, list[int]] = {}
     written = 0
-    for folder, subdirs, names in os.walk(source):
+    for source, folder, subdirs, names in ((s, *step) for s in sources for step in os.walk(s)):
         subdirs[:] = [d for d in subdirs if d not in _SKIPPED_DIRS]
         for name in names:
             origin = os.path.join(folder, name)
             relative = origin[len(source) + 1:]
+            if relative in stats:  # an earlier site folder's file of that name wins
+                continue
             copy = os.path.join(target, relative)
             if _LIBRARY.search(name):
                 written += _link(origin, copy)

@@ -2,20 +2,28 @@
 #include <Python.h>
 
 int cfw_runtime_version(void);
+int cfw_curand_version(void);
 const char* cfw_launch(void);
+const char* cfw_curand_generate(void);
 
 static PyObject* runtime_version(PyObject* self, PyObject* unused) { return PyLong_FromLong(cfw_runtime_version()); }
+static PyObject* curand_version(PyObject* self, PyObject* unused) { return PyLong_FromLong(cfw_curand_version()); }
 static PyObject* launch(PyObject* self, PyObject* unused) { return PyUnicode_FromString(cfw_launch()); }
+static PyObject* curand_generate(PyObject* self, PyObject* unused) {
+  return PyUnicode_FromString(cfw_curand_generate());
+}
 
 static PyMethodDef methods[] = {
     {"runtime_version", runtime_version, METH_NOARGS, "cudaRuntimeGetVersion()"},
+    {"curand_version", curand_version, METH_NOARGS, "curandGetVersion(): needs no GPU"},
     {"launch", launch, METH_NOARGS, "launch a kernel; the CUDA error name"},
+    {"curand_generate", curand_generate, METH_NOARGS, "uniform numbers on the GPU; the cuRAND status"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "cuda_from_wheels", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_core", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit_cuda_from_wheels(void) {
+PyMODINIT_FUNC PyInit__core(void) {
   PyObject* m = PyModule_Create(&module);
   if (m != NULL) PyModule_AddStringConstant(m, "toolkit_version", TOOLKIT_VERSION);
   return m;

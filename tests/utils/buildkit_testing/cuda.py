@@ -120,11 +120,15 @@ def elf_section(path: Path, name: str) -> bytes:
 # downloaded once into the persistent wheel cache (not the run's wheelhouse, which every session
 # copies), and given to the builds that use them as a second find-links folder.
 CUDA_TOOLCHAIN_CACHE = WHEEL_CACHE / "cuda-toolchain"
+# The library wheel tests/packages/cuda_from_wheels links (library-dependencies): NVIDIA's
+# smallest (~60 MB; nvidia-cublas is 440 MB).
+CUDA_LIBRARY_WHEELS = ("nvidia-curand>=10,<11",)
 
 
 def cuda_toolchain_wheels() -> Path:
-    """The folder of NVIDIA's toolchain wheels (nvidia-cuda-nvcc, -nvvm, -crt, -runtime, -cccl)."""
-    requirements = toolkit_requirements(None)
+    """The folder of NVIDIA's toolchain wheels (nvidia-cuda-nvcc, -nvvm, -crt, -runtime, -cccl)
+    and of the library wheels the tests link (:data:`CUDA_LIBRARY_WHEELS`)."""
+    requirements = [*toolkit_requirements(None), *CUDA_LIBRARY_WHEELS]
     wanted = {re.split("[<>=]", r)[0].replace("-", "_") for r in requirements}
     have = {wheel.name.split("-")[0].lower() for wheel in CUDA_TOOLCHAIN_CACHE.glob("*.whl")}
     if not wanted <= have:

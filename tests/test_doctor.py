@@ -14,8 +14,8 @@ from buildkit.config.settings import load_settings
 from buildkit.errors import ToolchainError
 from buildkit.frontends.cli import doctor
 from buildkit.frontends.cli.doctor import Check, main, run_doctor
-from buildkit_testing.cuda import fake_cuda_toolkit
-from buildkit_testing.projects import DEMO_PROJECT, fake_torch, write_files
+from buildkit_testing.cuda import fake_cuda_toolkit, fake_nvidia_library_wheel
+from buildkit_testing.projects import DEMO_PROJECT, fake_torch, write_files, write_pyproject
 
 VARIABLES = ("MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "USE_CUDA", "USE_NINJA", "CMAKE_GENERATOR", "CC", "CXX",
              "CUDACXX", "DEMO_CUDA_ARCH_LIST", "BUILDKIT_COMPILER_LAUNCHER", "CMAKE_C_COMPILER",
@@ -216,3 +216,48 @@ def test_architectures_are_what_the_build_uses(project: Path, monkeypatch: pytes
     assert (check.status, check.version) == ("note", "-") and "CMakeLists.txt" in check.detail, check
     monkeypatch.setenv("USE_CUDA", "OFF")
     assert "CUDA architectures" not in by_name(run_doctor(settings, load_options(settings)))
+
+
+def test_the_nvcc_on_path_of_another_toolkit_than_cmakes_is_explained(
+        project: Path, tmp_path: Path, fake_bin: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 27: doctor said everything was found, and torch's CUDA config then failed because
+    of which nvcc came first on PATH. The nvcc on PATH and the toolkit CMake compiles with are
+    named, with their versions, when they differ."""
+    (project / "CMakeLists.txt").write_text("project(demo LANGUAGES CXX CUDA)\n")
+    site = tmp_path / "env" / "site-packages"
+    wheels = fake_cuda_toolkit(site / "nvidia" / "cu13", 13050)
+    system = fake_cuda_toolkit(tmp_path / "cuda-12.8", 12080)
+    (fake_bin / "nvcc").symlink_to(system / "bin" / "nvcc")
+    monkeypatch.setattr("sys.path", [str(site), *sys.path])
+    monkeypatch.setenv("BUILDKIT_CUDA_TOOLKIT", "wheel")
+    settings = load_settings(project)
+    note = by_name(run_doctor(settings, load_options(settings)))["nvcc on PATH"]
+    assert (note.status, note.version, note.path) == ("note", "12.8", str(fake_bin / "nvcc")), note
+    assert f"it is CUDA 12.8 at {system}, but CMake compiles with CUDA 13.5 at {wheels} (this build's choice)" in (
+        note.detail)
+    assert f"Put {wheels}/bin first on PATH" in note.fix
+    monkeypatch.setenv("BUILDKIT_CUDA_TOOLKIT", "system")  # the same toolkit: nothing to say
+    assert "nvcc on PATH" not in by_name(run_doctor(settings, load_options(settings)))
+
+
+def test_the_nvidia_library_wheels_a_build_would_link(project: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each NVIDIA library wheel of library-dependencies: where, its CUDA major and the pin; a
+    wheel of another CUDA major than the toolkit's is the build's own refusal."""
+    (project / "CMakeLists.txt").write_text("project(demo LANGUAGES CXX CUDA)\n")
+    write_pyproject(project, 'library-dependencies = [{ distribution = "nvidia-curand" }, '
+                             '{ distribution = "nvidia-cufft-not-here" }]')
+    site = tmp_path / "env" / "site-packages"
+    fake_nvidia_library_wheel(site, "nvidia-curand")
+    fake_cuda_toolkit(site / "nvidia" / "cu13", 13050)
+    monkeypatch.setattr("sys.path", [str(site), *sys.path])
+    monkeypatch.setenv("BUILDKIT_CUDA_TOOLKIT", "wheel")
+    settings = load_settings(project)
+    checks = by_name(run_doctor(settings, load_options(settings)))
+    curand = checks["library nvidia-curand"]
+    assert (curand.status, curand.version, curand.path) == ("ok", "10.4.0.35", str(site / "nvidia/cu13/lib"))
+    assert curand.detail == "CUDA 13 (libcurand.so.10); the wheel requires nvidia-curand>=10.4.0.35,==10.*"
+    assert checks["library nvidia-cufft-not-here"].status == "note"  # an isolated build may bring it
+    fake_cuda_toolkit(site / "nvidia" / "cu14", 14000)  # the newest major of the folder is the wheels' toolkit
+    other = by_name(run_doctor(settings, load_options(settings)))["library nvidia-curand"]
+    assert other.status == "problem" and "but this build compiles with CUDA 14" in other.detail, other

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from buildkit.builder.configure import build_env
 from buildkit.config.modes import CudaRuntime, VersionPolicy
 from buildkit.config.settings import LibraryDependency
 from buildkit.errors import BuildkitError
@@ -23,38 +24,7 @@ from buildkit.package.cuda_runtime import cuda_runtime_dependency
 from buildkit.package.dependencies import find_dependency, loader_table, needed_libraries
 from buildkit.package.nvidia_libraries import check_cuda_major, cmake_library_defines, cuda_major, library_stem
 from buildkit.package.split import write_native_loader
-
-# distribution, version, its libraries (file name, what it needs): NVIDIA's, as CUDA 13 ships them.
-WHEELS = {
-    "nvidia-cublas": ("13.10.0.20", [("libcublasLt.so.13", []), ("libcublas.so.13", ["libcublasLt.so.13"])]),
-    "nvidia-cusparse": ("12.6.3.3", [("libcusparse.so.12", [])]),  # opens libnvJitLink without naming it
-    "nvidia-nvjitlink": ("13.4.92", [("libnvJitLink.so.13", [])]),
-    "nvidia-curand": ("10.4.0.35", [("libcurand.so.10", [])]),
-}
-
-
-def install_fake_wheel(site: Path, distribution: str) -> None:
-    """``distribution``'s libraries (real ELF files, each with its SONAME and DT_NEEDED) in
-    ``site/nvidia/cu13/lib``, a header, and the dist-info pip writes."""
-    version, libraries = WHEELS[distribution]
-    lib = site / "nvidia" / "cu13" / "lib"
-    lib.mkdir(parents=True, exist_ok=True)
-    (site / "nvidia" / "cu13" / "include").mkdir(exist_ok=True)
-    header = f"nvidia/cu13/include/{distribution.split('-')[1]}.h"
-    (site / header).write_text("#pragma once\n")
-    files = [header]
-    for name, needs in libraries:
-        source = lib / f"{name}.c"
-        source.write_text(f"int {name.split('.')[0]}_version(void) {{ return 1; }}\n")
-        subprocess.run(["cc", "-shared", "-fPIC", f"-Wl,-soname,{name}", "-o", lib / name, source,
-                        f"-L{lib}", "-Wl,--no-as-needed", *(f"-l:{n}" for n in needs)], check=True)
-        source.unlink()
-        files.append(f"nvidia/cu13/lib/{name}")
-    info = site / f"{distribution.replace('-', '_')}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n")
-    (info / "top_level.txt").write_text("nvidia\n")
-    (info / "RECORD").write_text("".join(f"{f},,\n" for f in [*files, f"{info.name}/METADATA"]))
+from buildkit_testing.cuda import fake_cuda_toolkit, fake_nvidia_library_wheel
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +32,8 @@ def sites(tmp_path_factory) -> tuple[Path, Path]:
     """Two site folders: cuBLAS, cuSPARSE and cuRAND in the first, nvJitLink in the second."""
     first, second = (tmp_path_factory.mktemp(name) for name in ("site-a", "site-b"))
     for distribution in ("nvidia-cublas", "nvidia-cusparse", "nvidia-curand"):
-        install_fake_wheel(first, distribution)
-    install_fake_wheel(second, "nvidia-nvjitlink")
+        fake_nvidia_library_wheel(first, distribution)
+    fake_nvidia_library_wheel(second, "nvidia-nvjitlink")
     return first, second
 
 
@@ -135,3 +105,26 @@ def test_the_loader_preloads_in_nvidias_order_from_any_site_folder(sites, monkey
         str(site / "nvidia/cu13/lib/libcurand.so.10"), str(other / "nvidia/cu13/lib/libnvJitLink.so.13"),
         str(site / "nvidia/cu13/lib/libcusparse.so.12"), str(site / "nvidia/cu13/lib/libcublasLt.so.13"),
         str(site / "nvidia/cu13/lib/libcublas.so.13")], loaded.stderr
+
+
+def test_the_mirror_merges_the_nvidia_folders_of_two_site_folders(tmp_path, monkeypatch):
+    """pip's isolated build installs [build-system] requires (the curand wheel) and the hook's
+    requirements (the toolchain) into two site folders: one mirror holds both, with the
+    development links a link line needs."""
+    overlay, normal = tmp_path / "overlay" / "site-packages", tmp_path / "normal" / "site-packages"
+    fake_nvidia_library_wheel(overlay, "nvidia-curand")
+    fake_cuda_toolkit(normal / "nvidia" / "cu13", 13050)
+    monkeypatch.setattr(sys, "path", [str(overlay), str(normal)])
+    build = tmp_path / "build"
+    env = build_env.scan(build, tmp_path)
+    env.add_toolkit(normal / "nvidia" / "cu13")
+    env.add_toolkit(overlay / "nvidia" / "cu13" / "lib")
+    build_env.sync_mirror(env, build)
+    mirror = build / "build-env" / "nvidia" / "cu13"
+    assert env.mirrored(str(overlay / "nvidia" / "cu13" / "lib")) == str(mirror / "lib")
+    assert env.mirrored(str(normal / "nvidia" / "cu13")) == str(mirror)
+    assert (mirror / "lib" / "libcurand.so").resolve() == (overlay / "nvidia/cu13/lib/libcurand.so.10").resolve()
+    assert (mirror / "lib" / "libcudart.so").resolve() == (normal / "nvidia/cu13/lib/libcudart.so.13").resolve()
+    assert (mirror / "bin" / "nvcc").is_file() and (mirror / "include" / "curand.h").is_file()
+    with pytest.raises(ValueError, match="none of the build environment's site folders"):
+        env.add_toolkit(tmp_path / "elsewhere" / "nvidia" / "cu13")

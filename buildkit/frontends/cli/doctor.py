@@ -27,7 +27,7 @@ from buildkit.builder.toolchain.cuda_arch import (
     minimum_arch_for_cuda,
     normalize_cuda_architectures,
 )
-from buildkit.builder.toolchain.cuda_toolkit import ToolkitChoice, choose_toolkit, cuda_request
+from buildkit.builder.toolchain.cuda_toolkit import ToolkitChoice, choose_toolkit, cuda_request, toolkit_version
 from buildkit.builder.toolchain.jobs import available_memory_mb, default_job_count, memory_warning
 from buildkit.builder.toolchain.tools import (
     Compilers,
@@ -37,6 +37,7 @@ from buildkit.builder.toolchain.tools import (
     find_compilers,
     find_ninja,
     probe_tool,
+    real_program,
     version_at_least,
 )
 from buildkit.config.drop_in import tool_settings, uses_drop_in
@@ -45,6 +46,8 @@ from buildkit.config.parsing import parse_bool
 from buildkit.config.settings import ProjectSettings, setting_default
 from buildkit.errors import BuildkitError, ConfigError, ToolchainError, exit_on_error
 from buildkit.frontends.cli.audit import WHEEL_TOOLS_FIX, find_wheel_tool
+from buildkit.package.dependencies import find_dependency
+from buildkit.package.nvidia_libraries import check_cuda_major, cuda_major
 
 MINIMUM_NVCC = "11.8"
 # auditwheel (and the patchelf it runs) repairs and audits Linux wheels only.
@@ -97,7 +100,7 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
     compiler_env = dict(compiler_env or {})
     if uses_cuda and settings is not None:
         toolkit, choice = _check_cuda_toolkit(settings, options)
-        checks.append(toolkit)
+        checks += [toolkit, *_check_nvcc_on_path(choice, settings), *_check_nvidia_libraries(settings, choice)]
         if choice is not None and choice.toolkit is not None and choice.from_wheels:
             compiler_env["CUDACXX"] = str(choice.toolkit.nvcc)  # the nvcc the build will be given
     compilers, compiler_checks = _check_compilers(defines, compiler_env, cuda_wanted, cache_path)
@@ -128,6 +131,61 @@ def _check_cuda_toolkit(settings: ProjectSettings, options: BuildOptions) -> tup
         return Check(name, status="note", detail=f"{setting}: none found; CMake looks for nvcc its own way"), choice
     source = "NVIDIA's wheels" if choice.from_wheels else f"the system's (found by {found.found_by})"
     return Check(name, found.version or "?", str(found.root), detail=f"{setting}: {source}"), choice
+
+
+def _check_nvcc_on_path(choice: ToolkitChoice | None, settings: ProjectSettings) -> list[Check]:
+    """A note when the ``nvcc`` first on PATH is not of the toolkit CMake compiles with (the
+    build folder's configured compiler, else the one the build would choose): CMake is given
+    that one, but whatever runs ``nvcc`` by name (cpp_extension without CUDA_HOME, a script, an
+    older FindCUDA) gets the other, with its own headers and libraries."""
+    on_path = shutil.which("nvcc")
+    try:
+        cache = BuildFolderCache(settings.build_dir).entries()
+    except BuildkitError:  # a damaged cache: the build will say so
+        cache = None
+    configured = cache.get_value("CMAKE_CUDA_COMPILER") if cache is not None else None
+    chosen = Path(configured) if configured else choice.toolkit.nvcc if choice and choice.toolkit else None
+    if on_path is None or chosen is None:
+        return []
+    path_root, chosen_root = (real_program(Path(nvcc)).resolve().parent.parent for nvcc in (on_path, chosen))
+    if path_root == chosen_root:
+        return []
+    by = "the build folder's CMake cache" if configured else "this build's choice"
+    path_version, chosen_version = (toolkit_version(root) or "?" for root in (path_root, chosen_root))
+    return [Check("nvcc on PATH", path_version, on_path, "note",
+                  f"it is CUDA {path_version} at {path_root}, but CMake compiles with CUDA {chosen_version} at "
+                  f"{chosen_root} ({by}); what runs `nvcc` by name (cpp_extension without CUDA_HOME, scripts, "
+                  f"the older FindCUDA) gets the other toolkit, with its own headers and libraries",
+                  f"Put {chosen_root}/bin first on PATH, or set CUDACXX (and CUDA_HOME) to the toolkit you mean "
+                  "and cuda-toolkit to match.")]
+
+
+def _check_nvidia_libraries(settings: ProjectSettings, choice: ToolkitChoice | None) -> list[Check]:
+    """The NVIDIA library wheels among the library dependencies, as the build would find them:
+    their CUDA major (their ``nvidia/cu<N>`` folder) against the toolkit's, and the pin."""
+    checks = []
+    toolkit_major = choice.toolkit.major if choice is not None and choice.toolkit is not None else None
+    for declared in settings.library_dependencies:
+        name = f"library {declared.distribution}"
+        try:
+            found = find_dependency(declared, project=settings.project_name)
+        except BuildkitError:  # an isolated build may get it from [build-system] requires
+            checks.append(Check(name, status="note", detail=f"not installed in {sys.prefix}: a build without "
+                                                            "isolation would stop here",
+                                fix=f"pip install {declared.distribution}, or list it in [build-system] requires"))
+            continue
+        major = cuda_major(found.lib_dirs)
+        if major is None:
+            continue  # not one of NVIDIA's CUDA 13+ library wheels: nothing CUDA-specific to check
+        where = str(Path(found.site_dir, *found.lib_dirs[:1]))
+        try:
+            check_cuda_major(found.distribution, found.version, major, toolkit_major)
+        except BuildkitError as error:
+            checks.append(_problem(name, error, found.version, where))
+            continue
+        checks.append(Check(name, found.version, where, detail=f"CUDA {major} ({', '.join(found.libraries)}); the "
+                                                                f"wheel requires {found.requirement()}"))
+    return checks
 
 
 def _check_wheel_tool(name: str) -> Check:

@@ -157,6 +157,40 @@ def fake_cuda_toolkit(root: Path, version: int) -> Path:
     return root
 
 
+# distribution, version, its libraries (file name, what it needs): NVIDIA's, as CUDA 13 ships them.
+NVIDIA_LIBRARY_WHEELS = {
+    "nvidia-cublas": ("13.10.0.20", [("libcublasLt.so.13", []), ("libcublas.so.13", ["libcublasLt.so.13"])]),
+    "nvidia-cusparse": ("12.6.3.3", [("libcusparse.so.12", [])]),  # opens libnvJitLink without naming it
+    "nvidia-nvjitlink": ("13.4.92", [("libnvJitLink.so.13", [])]),
+    "nvidia-curand": ("10.4.0.35", [("libcurand.so.10", [])]),
+}
+
+
+def fake_nvidia_library_wheel(site: Path, distribution: str) -> None:
+    """A stand-in for NVIDIA's library wheel ``distribution`` (a key of NVIDIA_LIBRARY_WHEELS):
+    its libraries (real ELF files, each with its SONAME and DT_NEEDED) in
+    ``site/nvidia/cu13/lib``, a header, and the dist-info pip writes."""
+    version, libraries = NVIDIA_LIBRARY_WHEELS[distribution]
+    lib = site / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True, exist_ok=True)
+    (site / "nvidia" / "cu13" / "include").mkdir(exist_ok=True)
+    header = f"nvidia/cu13/include/{distribution.split('-')[1]}.h"
+    (site / header).write_text("#pragma once\n")
+    files = [header]
+    for name, needs in libraries:
+        source = lib / f"{name}.c"
+        source.write_text(f"int {name.split('.')[0]}_version(void) {{ return 1; }}\n")
+        subprocess.run(["cc", "-shared", "-fPIC", f"-Wl,-soname,{name}", "-o", lib / name, source,
+                        f"-L{lib}", "-Wl,--no-as-needed", *(f"-l:{n}" for n in needs)], check=True)
+        source.unlink()
+        files.append(f"nvidia/cu13/lib/{name}")
+    info = site / f"{distribution.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n")
+    (info / "top_level.txt").write_text("nvidia\n")
+    (info / "RECORD").write_text("".join(f"{f},,\n" for f in [*files, f"{info.name}/METADATA"]))
+
+
 def system_cuda_paths() -> tuple[list[str], list[str]]:
     """The folders and files through which a build finds the machine's CUDA toolkit without
     PATH or CUDA_HOME: /usr/local/cuda* (CMake's default), an nvcc wrapper in a CMake prefix

@@ -106,7 +106,7 @@ class Script:
 class LibraryDependency:
     """One of ``library-dependencies``: another distribution's native libraries this project links."""
 
-    distribution: str = setting("Its distribution name, e.g. `libfmt`, `torch`, `nvidia-cuda-runtime`.",
+    distribution: str = setting("Its distribution name, e.g. `libfmt`, `torch`, `nvidia-cublas`.",
                                 kind="distribution name", check=is_distribution_name)
     cmake_package: str | None = setting(
         "The package `find_package()` looks for in it, e.g. `fmt` or `Torch`: buildkit points "
@@ -284,7 +284,9 @@ class ProjectSettings:
         "from the package's own `lib/` or from the installed library distribution.", default=(), needs_cmake=True)
     library_dependencies: tuple[LibraryDependency, ...] = setting(
         "Other distributions' native libraries this project builds against and links (a library-only wheel, "
-        "`torch`, an `nvidia-*` runtime). buildkit finds each where the build runs, puts it on "
+        "`torch`, NVIDIA's CUDA library wheels such as `nvidia-cublas`, whose CUDA major is their "
+        "`nvidia/cu<N>` folder's and whose libraries FindCUDAToolkit's `CUDA::<name>` targets become, see "
+        "docs/cuda.md). buildkit finds each where the build runs, puts it on "
         "`CMAKE_PREFIX_PATH`, writes `Requires-Dist` from the version found and its `version` policy, and makes "
         "the wheel find the libraries at run time without copying them: an rpath into the distribution's folder "
         "in site-packages, and `<package>/_native.py`, which checks the version and preloads them (import it "

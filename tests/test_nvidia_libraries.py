@@ -21,7 +21,7 @@ from buildkit.config.modes import CudaRuntime, VersionPolicy
 from buildkit.config.settings import LibraryDependency
 from buildkit.errors import BuildkitError
 from buildkit.package.cuda_runtime import cuda_runtime_dependency
-from buildkit.package.dependencies import find_dependency, loader_table, needed_libraries
+from buildkit.package.dependencies import find_dependency, loader_table, needed_libraries, needed_through
 from buildkit.package.nvidia_libraries import check_cuda_major, cmake_library_defines, cuda_major, library_stem
 from buildkit.package.split import write_native_loader
 from buildkit_testing.cuda import fake_cuda_toolkit, fake_nvidia_library_wheel
@@ -29,9 +29,9 @@ from buildkit_testing.cuda import fake_cuda_toolkit, fake_nvidia_library_wheel
 
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory) -> tuple[Path, Path]:
-    """Two site folders: cuBLAS, cuSPARSE and cuRAND in the first, nvJitLink in the second."""
+    """Two site folders: the runtime, cuBLAS, cuSPARSE and cuRAND in the first, nvJitLink in the second."""
     first, second = (tmp_path_factory.mktemp(name) for name in ("site-a", "site-b"))
-    for distribution in ("nvidia-cublas", "nvidia-cusparse", "nvidia-curand"):
+    for distribution in ("nvidia-cuda-runtime", "nvidia-cublas", "nvidia-cusparse", "nvidia-curand"):
         fake_nvidia_library_wheel(first, distribution)
     fake_nvidia_library_wheel(second, "nvidia-nvjitlink")
     return first, second
@@ -77,10 +77,15 @@ def test_findcudatoolkit_is_given_the_wheels_libraries_through_the_mirrors_links
 
 def test_the_loader_preloads_in_nvidias_order_from_any_site_folder(sites, monkeypatch, tmp_path):
     deps = found(sites, monkeypatch, "nvidia-curand", "nvidia-cusparse", "nvidia-cublas")
-    needed = {"libcublas.so.13", "libcusparse.so.12", "libcurand.so.10", "libcudart.so.13", "libc.so.6"}
-    cudart = cuda_runtime_dependency(CudaRuntime.WHEEL, "13.0", needed)
+    # The module links the static runtime, but libcurand needs the shared one: the runtime's
+    # wheel becomes a dependency all the same (the curand wheel does not require it).
+    needed = {"libcublas.so.13", "libcusparse.so.12", "libcurand.so.10", "libc.so.6"}
+    assert cuda_runtime_dependency(CudaRuntime.WHEEL, "13.0", needed) is None
+    assert needed_through(needed, deps) == {"libcudart.so.13", "libcublasLt.so.13", "libc.so.6"}
+    linked = {*needed, *needed_through(needed, deps)}  # what Project.linked_sonames gives
+    cudart = cuda_runtime_dependency(CudaRuntime.WHEEL, "13.0", linked)
     assert cudart is not None
-    table = loader_table([*deps, cudart], needed_libraries(needed, [*deps, cudart]))
+    table = loader_table([*deps, cudart], needed_libraries(linked, [*deps, cudart]))
     # The runtime first, then each wheel's libraries after those they need: libcublasLt by
     # DT_NEEDED, libnvJitLink (another wheel's, in another site folder) because cuSPARSE opens it.
     assert [(entry["distribution"], entry["preload"]) for entry in table] == [
@@ -96,15 +101,14 @@ def test_the_loader_preloads_in_nvidias_order_from_any_site_folder(sites, monkey
     package.mkdir()
     write_native_loader(package, package="demo", library_distribution="demo", version="1.0", preload=[],
                         dependencies=table)
-    # In the order loaded (libcudart, first, is the machine's or none: the runtime's search allows both).
+    # In the order loaded: the runtime first (the wheel's), each wheel's libraries after what they need.
     probe = "import demo._native as n; print('\\n'.join(library._name for library in n.load()))"
-    site, other = sites
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (tmp_path, site, other)))}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (tmp_path, *sites)))}
     loaded = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
-    assert [path for path in loaded.stdout.split() if "/nvidia/" in path] == [
-        str(site / "nvidia/cu13/lib/libcurand.so.10"), str(other / "nvidia/cu13/lib/libnvJitLink.so.13"),
-        str(site / "nvidia/cu13/lib/libcusparse.so.12"), str(site / "nvidia/cu13/lib/libcublasLt.so.13"),
-        str(site / "nvidia/cu13/lib/libcublas.so.13")], loaded.stderr
+    lib, other_lib = (folder / "nvidia" / "cu13" / "lib" for folder in sites)
+    assert loaded.stdout.split() == [str(lib / "libcudart.so.13"), str(lib / "libcurand.so.10"),
+                                     str(other_lib / "libnvJitLink.so.13"), str(lib / "libcusparse.so.12"),
+                                     str(lib / "libcublasLt.so.13"), str(lib / "libcublas.so.13")], loaded.stderr
 
 
 def test_the_mirror_merges_the_nvidia_folders_of_two_site_folders(tmp_path, monkeypatch):

@@ -187,11 +187,24 @@ def needed_libraries(needed: Collection[str], found: Sequence[FoundDependency]) 
         linked = [name for name in dep.libraries if name in needed]
         if dep.site_dir and cuda_major(dep.lib_dirs) is not None:  # NVIDIA's order, with what those need
             table[dep.distribution] = [_in_package(dep, folder, name) for folder in dep.lib_dirs
-                                       for name in preload_order([dep.site_dir, *sys.path], folder, linked)]
+                                       for name in preload_order([dep.site_dir, *_site_folders()], folder, linked)]
         else:
             table[dep.distribution] = sorted(_in_package(dep, folder, name) for folder in dep.lib_dirs
                                              for name in linked if _present(dep, folder, name))
     return table
+
+
+def needed_through(needed: Collection[str], found: Sequence[FoundDependency]) -> set[str]:
+    """What the libraries of NVIDIA's library wheels among ``found`` that the binaries need
+    (``needed``) need in turn (libcurand: libcudart)."""
+    return {soname for dep in found if dep.site_dir and cuda_major(dep.lib_dirs) is not None
+            for folder in dep.lib_dirs for name in dep.libraries if name in needed
+            for soname in needed_sonames([Path(dep.site_dir, folder, name)])}
+
+
+def _site_folders() -> list[str]:
+    """The folders of this build's ``sys.path`` where another wheel's library may lie."""
+    return [entry for entry in sys.path if os.path.isabs(entry) and os.path.isdir(entry)]
 
 
 def _in_package(dep: FoundDependency, lib_dir: str, name: str) -> str:

@@ -40,6 +40,10 @@ LOAD_ORDER = ("cudart", "cublasLt", "cublas", "cudnn", "nvrtc", "nvrtc-builtins"
 # the same: cusparse and cufft JIT-link with nvJitLink, cuDNN compiles with nvrtc).
 OPENED_AT_RUN_TIME = {"cusparse": ("nvJitLink",), "cufft": ("nvJitLink",), "cusolver": ("nvJitLink",),
                       "cudnn": ("nvrtc",)}
+# Left to the CUDA runtime's own loader entry (cuda-runtime), which comes first and looks in
+# cuda-pathfinder's order (a copy torch loaded, the wheels, conda, the system): a library that
+# needs it (libcurand) does not make it a wheel's requirement.
+RUNTIME = "cudart"
 
 
 def cuda_major(lib_dirs: Sequence[str]) -> int | None:
@@ -81,7 +85,7 @@ def cmake_library_defines(site_dir: str, lib_dir: str, libraries: Sequence[str],
 
 def preload_order(site_dirs: Sequence[str], lib_dir: str, needed: Collection[str]) -> list[str]:
     """The libraries to preload for ``needed`` (the binaries' DT_NEEDED among a wheel's libraries),
-    with what each needs (its DT_NEEDED, and what it opens at run time) first, in
+    with what each needs (its DT_NEEDED but the CUDA runtime, and what it opens at run time) first, in
     :data:`LOAD_ORDER`: file names, each looked for in ``<site>/<lib_dir>`` of ``site_dirs`` in
     turn (the wheel's own site folder first: a library it needs may be another wheel's, in
     another site folder)."""
@@ -96,7 +100,7 @@ def preload_order(site_dirs: Sequence[str], lib_dir: str, needed: Collection[str
             continue
         chosen.add(name)
         elf = read_elf_file(path)
-        pending += [*(elf.needed if elf else ()),
+        pending += [*(n for n in (elf.needed if elf else ()) if library_stem(n) != RUNTIME),
                     *(by_stem[s] for s in OPENED_AT_RUN_TIME.get(library_stem(name) or "", ()) if s in by_stem)]
     rank = {stem: index for index, stem in enumerate(LOAD_ORDER)}
     return sorted(chosen, key=lambda n: (rank.get(library_stem(n) or "", len(rank)), n))

@@ -35,6 +35,7 @@ from buildkit.package.dependencies import (
     loader_table,
     needed_libraries,
     needed_sonames,
+    needed_through,
     pinned_requirements,
 )
 from buildkit.package.dependencies import record as record_dependencies
@@ -149,7 +150,7 @@ class Project:
             self.target.package_dir, self.resolved_version, extra=extra, name=self.settings.version_module)
         if not self._writes_native_loader:
             return changed
-        dependencies = loader_table(found, needed_libraries(self.needed_sonames, found)) if found else []
+        dependencies = loader_table(found, needed_libraries(self.linked_sonames, found)) if found else []
         loader = write_native_loader(self.target.package_dir, package=self.settings.package,
                                      library_distribution=self.settings.library_distribution,
                                      version=self.version, preload=self.settings.preload_libraries,
@@ -189,9 +190,11 @@ class Project:
         return [own, *self.declared_dependencies]
 
     def cuda_runtime(self) -> list[FoundDependency]:
-        """NVIDIA's CUDA runtime wheel, once built, when a binary needs its libcudart (``cuda-runtime``)."""
-        cudart = cuda_runtime_dependency(self.settings.cuda_runtime, self.cuda_toolkit,
-                                         self.needed_sonames) if self.built and self.cuda_toolkit else None
+        """NVIDIA's CUDA runtime wheel, once built, when a binary needs its libcudart, or one of
+        NVIDIA's libraries it links does (libcurand; its wheel does not require the runtime's) (``cuda-runtime``)."""
+        if not self.built or not self.cuda_toolkit:
+            return []
+        cudart = cuda_runtime_dependency(self.settings.cuda_runtime, self.cuda_toolkit, self.linked_sonames)
         return [cudart] if cudart else []
 
     def runtime_dependencies(self) -> list[FoundDependency]:
@@ -206,6 +209,12 @@ class Project:
         if cache is None or not cache.get_value("CMAKE_CUDA_COMPILER"):
             return None
         return file_api.compiler_version(self.build_dir, "CUDA") or None
+
+    @cached_property
+    def linked_sonames(self) -> set[str]:
+        """:attr:`needed_sonames`, and what the libraries of NVIDIA's wheels among them need in
+        turn (libcurand: libcudart), which the loader must preload first."""
+        return {*self.needed_sonames, *needed_through(self.needed_sonames, self.library_dependencies)}
 
     @cached_property
     def needed_sonames(self) -> set[str]:

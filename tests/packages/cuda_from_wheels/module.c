@@ -13,11 +13,22 @@ static PyObject* curand_generate(PyObject* self, PyObject* unused) {
   return PyUnicode_FromString(cfw_curand_generate());
 }
 
+#ifdef CFW_WITH_CUBLAS
+int cfw_cublas_version(void);
+const char* cfw_cublas_create(void);
+static PyObject* cublas_version(PyObject* self, PyObject* unused) { return PyLong_FromLong(cfw_cublas_version()); }
+static PyObject* cublas_create(PyObject* self, PyObject* unused) { return PyUnicode_FromString(cfw_cublas_create()); }
+#endif
+
 static PyMethodDef methods[] = {
     {"runtime_version", runtime_version, METH_NOARGS, "cudaRuntimeGetVersion()"},
     {"curand_version", curand_version, METH_NOARGS, "curandGetVersion(): needs no GPU"},
     {"launch", launch, METH_NOARGS, "launch a kernel; the CUDA error name"},
     {"curand_generate", curand_generate, METH_NOARGS, "uniform numbers on the GPU; the cuRAND status"},
+#ifdef CFW_WITH_CUBLAS
+    {"cublas_version", cublas_version, METH_NOARGS, "cublasGetProperty(): needs no GPU"},
+    {"cublas_create", cublas_create, METH_NOARGS, "cublasCreate(); the cuBLAS status name"},
+#endif
     {NULL, NULL, 0, NULL},
 };
 

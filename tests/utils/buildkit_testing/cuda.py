@@ -10,6 +10,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -125,10 +126,11 @@ CUDA_TOOLCHAIN_CACHE = WHEEL_CACHE / "cuda-toolchain"
 CUDA_LIBRARY_WHEELS = ("nvidia-curand>=10,<11",)
 
 
-def cuda_toolchain_wheels() -> Path:
-    """The folder of NVIDIA's toolchain wheels (nvidia-cuda-nvcc, -nvvm, -crt, -runtime, -cccl)
-    and of the library wheels the tests link (:data:`CUDA_LIBRARY_WHEELS`)."""
-    requirements = [*toolkit_requirements(None), *CUDA_LIBRARY_WHEELS]
+def cuda_toolchain_wheels(*more: str) -> Path:
+    """The folder of NVIDIA's toolchain wheels (nvidia-cuda-nvcc, -nvvm, -crt, -runtime, -cccl),
+    of the library wheels the tests link (:data:`CUDA_LIBRARY_WHEELS`) and of the ``more``
+    requirements (downloaded without their dependencies: name those too)."""
+    requirements = [*toolkit_requirements(None), *CUDA_LIBRARY_WHEELS, *more]
     wanted = {re.split("[<>=]", r)[0].replace("-", "_") for r in requirements}
     have = {wheel.name.split("-")[0].lower() for wheel in CUDA_TOOLCHAIN_CACHE.glob("*.whl")}
     if not wanted <= have:
@@ -162,7 +164,8 @@ NVIDIA_LIBRARY_WHEELS = {
     "nvidia-cublas": ("13.10.0.20", [("libcublasLt.so.13", []), ("libcublas.so.13", ["libcublasLt.so.13"])]),
     "nvidia-cusparse": ("12.6.3.3", [("libcusparse.so.12", [])]),  # opens libnvJitLink without naming it
     "nvidia-nvjitlink": ("13.4.92", [("libnvJitLink.so.13", [])]),
-    "nvidia-curand": ("10.4.0.35", [("libcurand.so.10", [])]),
+    "nvidia-curand": ("10.4.0.35", [("libcurand.so.10", ["libcudart.so.13"])]),  # install the runtime first
+    "nvidia-cuda-runtime": ("13.0.96", [("libcudart.so.13", [])]),
 }
 
 
@@ -177,18 +180,28 @@ def fake_nvidia_library_wheel(site: Path, distribution: str) -> None:
     header = f"nvidia/cu13/include/{distribution.split('-')[1]}.h"
     (site / header).write_text("#pragma once\n")
     files = [header]
-    for name, needs in libraries:
-        source = lib / f"{name}.c"
-        source.write_text(f"int {name.split('.')[0]}_version(void) {{ return 1; }}\n")
-        subprocess.run(["cc", "-shared", "-fPIC", f"-Wl,-soname,{name}", "-o", lib / name, source,
-                        f"-L{lib}", "-Wl,--no-as-needed", *(f"-l:{n}" for n in needs)], check=True)
-        source.unlink()
-        files.append(f"nvidia/cu13/lib/{name}")
+    with tempfile.TemporaryDirectory() as stubs:  # what it needs, when no wheel of it is there to link
+        for name, needs in libraries:
+            for need in needs:
+                _shared_library(Path(stubs) / need, [])
+            _shared_library(lib / name, needs, Path(stubs))
+            files.append(f"nvidia/cu13/lib/{name}")
     info = site / f"{distribution.replace('-', '_')}-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n")
     (info / "top_level.txt").write_text("nvidia\n")
     (info / "RECORD").write_text("".join(f"{f},,\n" for f in [*files, f"{info.name}/METADATA"]))
+
+
+def _shared_library(path: Path, needs: list[str], stubs: Path | None = None) -> None:
+    """A small shared library at ``path`` with its file name as SONAME, needing ``needs``
+    (found beside it, else in ``stubs``)."""
+    source = path.parent / f"{path.name}.c"
+    source.write_text(f"int {path.name.split('.')[0]}_version(void) {{ return 1; }}\n")
+    folders = [f"-L{folder}" for folder in (path.parent, stubs) if folder]
+    subprocess.run(["cc", "-shared", "-fPIC", f"-Wl,-soname,{path.name}", "-o", path, source, *folders,
+                    "-Wl,--no-as-needed", *(f"-l:{n}" for n in needs)], check=True)
+    source.unlink()
 
 
 def system_cuda_paths() -> tuple[list[str], list[str]]:

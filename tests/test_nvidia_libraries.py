@@ -21,7 +21,13 @@ from buildkit.config.modes import CudaRuntime, VersionPolicy
 from buildkit.config.settings import LibraryDependency
 from buildkit.errors import BuildkitError
 from buildkit.package.cuda_runtime import cuda_runtime_dependency
-from buildkit.package.dependencies import find_dependency, loader_table, needed_libraries, needed_through
+from buildkit.package.dependencies import (
+    excluded_sonames,
+    find_dependency,
+    loader_table,
+    needed_libraries,
+    needed_through,
+)
 from buildkit.package.nvidia_libraries import check_cuda_major, cmake_library_defines, cuda_major, library_stem
 from buildkit.package.split import write_native_loader
 from buildkit_testing.cuda import fake_cuda_toolkit, fake_nvidia_library_wheel
@@ -52,6 +58,8 @@ def test_a_library_wheel_is_found_in_its_cuda_prefix_and_pinned_by_its_own_versi
     assert cublas.requirement() == "nvidia-cublas>=13.10.0.20,==13.*"
     assert cusparse.requirement() == "nvidia-cusparse>=12.6.3.3,==12.*"
     assert cuda_major(("nvidia/cublas/lib",)) is None  # CUDA 12's split layout is an ordinary dependency
+    # auditwheel repair must leave them to their wheels.
+    assert excluded_sonames([cublas, cusparse]) == ["libcublas.so.13", "libcublasLt.so.13", "libcusparse.so.12"]
 
 
 def test_a_wheel_of_another_cuda_major_than_the_toolkit_is_refused():

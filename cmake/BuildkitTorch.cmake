@@ -45,8 +45,10 @@
 #    cpp_extension defines them, and for .cu files cpp_extension's nvcc flags.
 #  * A precompiled header of torch's headers for the C++ sources (never CUDA: nvcc cannot
 #    use one): <torch/extension.h> for a MODULE, <torch/all.h> and <torch/library.h> for a
-#    LIBRARY and a USE_SABI module (torch's Python API is more than the limited API), compiled once per target and force-included into each C++ source, which then
-#    parses torch's headers in a fraction of a second. target_precompile_headers makes it
+#    LIBRARY and a USE_SABI module (torch's Python API is more than the limited API),
+#    compiled once for every target of the same headers (the first one's, reused by the
+#    others) and force-included into each C++ source, which then parses torch's headers
+#    in a fraction of a second. target_precompile_headers makes it
 #    a build step of its own whose dependencies (torch's headers, the flags) ninja tracks:
 #    a changed define or header rebuilds the header and every object. Off with
 #    -DBUILDKIT_TORCH_PCH=OFF (buildkit passes its torch-precompiled-headers option as
@@ -113,9 +115,9 @@ function(buildkit_torch_extension target)
   target_compile_definitions(${target} PRIVATE TORCH_EXTENSION_NAME=${name} TORCH_API_INCLUDE_EXTENSION_H)
   target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${_BUILDKIT_TORCH_NVCC_FLAGS}>")
   if(ARG_LIBRARY OR ARG_USE_SABI)  # torch/extension.h is torch's Python API, beyond the limited one
-    _buildkit_torch_precompiled_headers(${target} torch/all.h torch/library.h)
+    _buildkit_torch_precompiled_headers(${target} "${ARG_USE_SABI}" torch/all.h torch/library.h)
   else()
-    _buildkit_torch_precompiled_headers(${target} torch/extension.h)
+    _buildkit_torch_precompiled_headers(${target} "" torch/extension.h)
   endif()
 
   get_target_property(standard buildkit::torch BUILDKIT_CXX_STANDARD)
@@ -154,25 +156,25 @@ function(buildkit_torch_extension target)
   endif()
 endfunction()
 
-# The precompiled header of ``headers`` for the C++ sources of ``target`` (see the top).
-function(_buildkit_torch_precompiled_headers target)
+# The precompiled header of torch's ``headers`` for the C++ sources of ``target`` (see the
+# top), ``sabi`` the stable-ABI version it is built for (empty: none).
+function(_buildkit_torch_precompiled_headers target sabi)
   if(DEFINED BUILDKIT_TORCH_PCH AND NOT BUILDKIT_TORCH_PCH)
     message(STATUS "buildkit: ${target}: no precompiled torch headers (BUILDKIT_TORCH_PCH is ${BUILDKIT_TORCH_PCH})")
     return()
   endif()
-  list(TRANSFORM ARGN PREPEND "$<$<COMPILE_LANGUAGE:CXX>:<" OUTPUT_VARIABLE headers)
-  list(TRANSFORM headers APPEND ">>")
-  target_precompile_headers(${target} PRIVATE ${headers})
 
   # A macro a source defines before its includes would reach torch's headers without the
   # precompiled header, and come after it with one: such a source goes without.
   get_target_property(sources ${target} SOURCES)
   set(skipped "")
+  set(using "")
   foreach(source IN LISTS sources)
     cmake_path(ABSOLUTE_PATH source BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" OUTPUT_VARIABLE path)
     if(NOT source MATCHES "\\.(cpp|cc|cxx|c\\+\\+|C)$" OR NOT EXISTS "${path}")
       continue()
     endif()
+    list(APPEND using "${source}")
     file(READ "${path}" text)
     string(FIND "${text}" "#include" first)
     if(first GREATER -1)
@@ -182,13 +184,107 @@ function(_buildkit_torch_precompiled_headers target)
     if(text MATCHES "(^|\n)[ \t]*#[ \t]*(define|undef)[ \t]")
       set_source_files_properties("${source}" TARGET_DIRECTORY ${target} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
       list(APPEND skipped "${source}")
+      list(REMOVE_ITEM using "${source}")
     endif()
   endforeach()
   if(skipped)
     message(STATUS "buildkit: ${target}: compiled without the precompiled torch headers, which would come "
                    "before the macro each defines ahead of its first #include: ${skipped}")
   endif()
+  if(NOT using)  # no C++ source would use it (CUDA sources never do)
+    return()
+  endif()
 
+  # One precompiled header per set of headers and stable-ABI version: a project of many
+  # one-file extensions (torch_scatter's shape) compiles torch's headers once, not once per
+  # target, where each such compile costs as much as the source itself. The first target of
+  # a set has its own; from the second one on, the set's header is compiled in a target of
+  # its own that defines no target's macros (GCC refuses a header compiled with a macro,
+  # such as <target>_EXPORTS, that a compile lacks), and every target of the set uses it
+  # (REUSE_FROM). GCC and Clang check that the header fits each compile's flags and macros
+  # (-Winvalid-pch says so) and parse the headers instead where it does not: a target whose
+  # own flags differ is slower, never wrong.
+  list(TRANSFORM ARGN PREPEND "$<$<COMPILE_LANGUAGE:CXX>:<" OUTPUT_VARIABLE headers)
+  list(TRANSFORM headers APPEND ">>")
+  string(MD5 key "${ARGN}|${sabi}")
+  get_property(first GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_FIRST_${key})
+  get_property(shared GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_SHARED_${key})
+  if(NOT first)
+    target_precompile_headers(${target} PRIVATE ${headers})
+    set_property(GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_FIRST_${key} ${target})
+  else()
+    if(NOT shared)
+      string(SUBSTRING "${key}" 0 8 short)
+      set(shared buildkit_torch_pch_${short})
+      set(source "${CMAKE_BINARY_DIR}/buildkit_torch_pch/${short}.cpp")
+      file(CONFIGURE OUTPUT "${source}" CONTENT "// compiled so that its precompiled torch headers exist\n")
+      add_library(${shared} OBJECT "${source}")
+      target_link_libraries(${shared} PRIVATE buildkit::torch)
+      if("torch/extension.h" IN_LIST ARGN)  # torch's Python API: Python.h
+        target_link_libraries(${shared} PRIVATE Python::Module)
+      endif()
+      target_compile_definitions(${shared} PRIVATE TORCH_API_INCLUDE_EXTENSION_H)
+      get_target_property(standard buildkit::torch BUILDKIT_CXX_STANDARD)
+      set_target_properties(${shared} PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_STANDARD ${standard})
+      target_precompile_headers(${shared} PRIVATE ${headers})
+      _buildkit_torch_pch_launcher(${shared})
+      set_property(TARGET ${first} PROPERTY PRECOMPILE_HEADERS "")
+      set_property(TARGET ${first} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM ${shared})
+      set_property(GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_SHARED_${key} ${shared})
+      set_property(GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_USERS_${key} ${first})
+      # The targets' language standard and extensions may still be set after this call (a
+      # generated buildkit.torch project sets CXX_EXTENSIONS OFF, as cpp_extension passes
+      # -std=c++NN): they are settled at the end of the configure.
+      # (A deferred call's arguments are read when it runs: the values are written into it.)
+      list(JOIN ARGN " " listed)
+      cmake_language(EVAL CODE "cmake_language(DEFER DIRECTORY [[${CMAKE_SOURCE_DIR}]] CALL \
+                                _buildkit_torch_pch_settle ${key} ${listed})")
+    endif()
+    target_precompile_headers(${target} REUSE_FROM ${shared})
+    set_property(GLOBAL APPEND PROPERTY _BUILDKIT_TORCH_PCH_USERS_${key} ${target})
+  endif()
+  _buildkit_torch_pch_launcher(${target})
+endfunction()
+
+# At the end of the configure: the shared precompiled header of ``key`` is compiled with the
+# C++ standard and extensions of the first target that uses it; a target whose own differ
+# (GCC would refuse the header for it) gets a header of its own instead, said by name.
+function(_buildkit_torch_pch_settle key)
+  get_property(shared GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_SHARED_${key})
+  get_property(users GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_USERS_${key})
+  list(GET users 0 first)
+  set(language_of_first "")
+  foreach(property CXX_STANDARD CXX_EXTENSIONS)
+    get_target_property(value ${first} ${property})
+    if(NOT value STREQUAL "value-NOTFOUND")
+      set_target_properties(${shared} PROPERTIES ${property} "${value}")
+    endif()
+    list(APPEND language_of_first "${value}")
+  endforeach()
+  list(TRANSFORM ARGN PREPEND "$<$<COMPILE_LANGUAGE:CXX>:<" OUTPUT_VARIABLE headers)
+  list(TRANSFORM headers APPEND ">>")
+  set(sharing "")
+  foreach(user IN LISTS users)
+    set(language "")
+    foreach(property CXX_STANDARD CXX_EXTENSIONS)
+      get_target_property(value ${user} ${property})
+      list(APPEND language "${value}")
+    endforeach()
+    if(language STREQUAL language_of_first)
+      list(APPEND sharing ${user})
+    else()
+      set_property(TARGET ${user} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM)  # no value: unset
+      target_precompile_headers(${user} PRIVATE ${headers})
+      message(STATUS "buildkit: ${user}: precompiled torch headers of its own (its C++ standard and extensions "
+                     "${language} differ from ${first}'s ${language_of_first})")
+    endif()
+  endforeach()
+  list(JOIN sharing ", " sharing)
+  message(STATUS "buildkit: ${sharing}: one precompiled header of torch's headers, in ${shared}")
+endfunction()
+
+# A compiler cache and the precompiled torch headers of ``target`` (see the top).
+function(_buildkit_torch_pch_launcher target)
   get_target_property(launcher ${target} CXX_COMPILER_LAUNCHER)
   if(NOT launcher)
     return()

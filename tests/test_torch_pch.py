@@ -34,13 +34,17 @@ project(fake LANGUAGES CXX)
 include(BuildkitTorch)
 buildkit_torch_extension(ops LIBRARY SOURCES ops.cpp early.cpp)
 target_compile_definitions(ops PRIVATE OFFSET=${OFFSET})
+buildkit_torch_extension(more LIBRARY SOURCES more.cpp)
+target_compile_definitions(more PRIVATE OFFSET=${OFFSET})
 """
 SOURCES = {
     "ops.cpp": '#include <torch/library.h>\nextern "C" int ops_value() { return torch_value() + OFFSET; }\n',
     # A macro before the includes: the force-included header would come before it.
     "early.cpp": '// first\n#define EARLY 7\n#include <torch/all.h>\nextern "C" int early_value() { return EARLY; }\n',
+    # A second target of the same headers: it reuses ops's precompiled header.
+    "more.cpp": '#include <torch/library.h>\nextern "C" int more_value() { return torch_value() + OFFSET + 100; }\n',
 }
-VALUE = "import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).ops_value())"
+VALUE = "import ctypes, sys; print(getattr(ctypes.CDLL(sys.argv[1]), sys.argv[2])())"
 
 
 @pytest.fixture(scope="module")
@@ -83,9 +87,9 @@ class Project:
         assert "invalid" not in built.stdout.lower(), built.stdout  # -Winvalid-pch: a .gch gcc could not use
         return built.stdout
 
-    def value(self) -> int:
-        return int(subprocess.run([sys.executable, "-c", VALUE, self.build / "libops.so"], check=True,
-                                  capture_output=True, text=True).stdout)
+    def value(self, target: str = "ops") -> int:
+        return int(subprocess.run([sys.executable, "-c", VALUE, self.build / f"lib{target}.so", f"{target}_value"],
+                                  check=True, capture_output=True, text=True).stdout)
 
     def command(self, source: str) -> str:
         commands = json.loads((self.build / "compile_commands.json").read_text())
@@ -111,13 +115,53 @@ def test_the_cpp_sources_use_a_precompiled_header_of_torch(project: Project) -> 
     project.make()
     ops = project.command("ops.cpp")
     assert "-include" in ops and "cmake_pch.hxx" in ops, ops
-    pch = project.build / "CMakeFiles" / "ops.dir" / "cmake_pch.hxx"
+    [gch] = project.build.rglob("*.gch")
+    pch = gch.with_name("cmake_pch.hxx")
     assert "torch/all.h" in pch.read_text() and "torch/library.h" in pch.read_text()
-    assert pch.with_name("cmake_pch.hxx.gch").is_file()
+    assert str(pch) in ops
     assert "cmake_pch" not in project.command("early.cpp")
     assert "ops: compiled without the precompiled torch headers, which would come before the macro each " \
            "defines ahead of its first #include: early.cpp" in log, log
     assert project.value() == 11
+
+
+def test_a_second_target_of_the_same_headers_reuses_the_first_ones(project: Project) -> None:
+    """torch_scatter's shape, a library per source: torch's headers are compiled once, and the
+    reuse is valid for each compile (make() fails on gcc's -Winvalid-pch), also after an edit."""
+    log = project.configure("-DOFFSET=10")
+    project.make()
+    [gch] = project.build.rglob("*.gch")
+    shared = gch.parent.name.removesuffix(".dir")
+    assert shared.startswith("buildkit_torch_pch_"), shared
+    # ops had its own until more came: now both use the shared one.
+    assert f"buildkit: ops, more: one precompiled header of torch's headers, in {shared}" in log, log
+    assert f"{shared}.dir/cmake_pch.hxx" in project.command("more.cpp")
+    assert f"{shared}.dir/cmake_pch.hxx" in project.command("ops.cpp")
+    assert (project.value(), project.value("more")) == (11, 111)
+    set_torch_value(project, 2)
+    rebuilt = project.make()
+    assert "cmake_pch.hxx.gch" in rebuilt and "more.cpp.o" in rebuilt, rebuilt
+    assert (project.value(), project.value("more")) == (12, 112)
+
+
+def test_the_shared_header_follows_the_targets_language_and_a_target_that_differs_gets_its_own(
+        project: Project) -> None:
+    """Properties set after the call, as a generated buildkit.torch project sets CXX_EXTENSIONS
+    OFF: the shared header is compiled as the targets are (make() fails on -Winvalid-pch), and a
+    target whose standard differs gets a header of its own."""
+    lists = project.root / "CMakeLists.txt"
+    lists.write_text(lists.read_text() + "set_target_properties(ops more PROPERTIES CXX_EXTENSIONS OFF)\n")
+    project.configure("-DOFFSET=10")
+    project.make()
+    assert "-std=c++" in project.command("more.cpp") and (project.value(), project.value("more")) == (11, 111)
+
+    lists.write_text(lists.read_text() + "set_target_properties(more PROPERTIES CXX_STANDARD 23)\n")
+    log = project.configure("-DOFFSET=10")
+    project.make()
+    assert "more: precompiled torch headers of its own (its C++ standard and extensions 23;OFF differ from " \
+           "ops's 17;OFF)" in log, log
+    assert "more.dir/cmake_pch.hxx" in project.command("more.cpp")
+    assert project.value("more") == 111
 
 
 def test_switched_off(project: Project) -> None:
@@ -138,10 +182,15 @@ def test_an_edited_torch_header_or_a_changed_define_rebuilds_header_and_objects(
     assert project.value() == 12
     assert "no work to do" in project.make()
 
+    # A target's own define: its objects (the shared header is compiled without any target's).
     project.configure("-DOFFSET=20")
     rebuilt = project.make()
-    assert "cmake_pch.hxx.gch" in rebuilt and "ops.cpp.o" in rebuilt, rebuilt
-    assert project.value() == 22
+    assert "ops.cpp.o" in rebuilt and "more.cpp.o" in rebuilt and "cmake_pch.hxx.gch" not in rebuilt, rebuilt
+    assert (project.value(), project.value("more")) == (22, 122)
+    # A flag of every compile: the header and every object.
+    project.configure("-DOFFSET=20", "-DCMAKE_CXX_FLAGS=-DANY_FLAG=1")
+    rebuilt = project.make()
+    assert "cmake_pch.hxx.gch" in rebuilt and "ops.cpp.o" in rebuilt and "more.cpp.o" in rebuilt, rebuilt
 
 
 def ccache() -> str:

@@ -269,9 +269,9 @@ class BuildOptions:
     torch_precompiled_headers: bool = option(
         "BUILDKIT_TORCH_PCH", parse_bool, "boolean",
         "Precompiled torch headers for the C++ sources of torch extensions (`buildkit_torch_extension`): "
-        "`torch/extension.h` is compiled once per target, not once per source, and rebuilt when a flag or torch "
-        "changes. A target's C++ sources then skip sccache, which cannot cache them; ccache gets the sloppiness "
-        "they need. CUDA sources never use one. Passed to CMake as `-DBUILDKIT_TORCH_PCH`.",
+        "`torch/extension.h` is compiled once (targets of the same headers share it), not once per source, and "
+        "rebuilt when a flag or torch changes. A target's C++ sources then skip sccache, which cannot cache them; "
+        "ccache gets the sloppiness they need. CUDA sources never use one. Passed to CMake as `-DBUILDKIT_TORCH_PCH`.",
         key="torch-precompiled-headers", default=True)
     # buildkit.torch projects (a setup.py with cpp_extension's API): its variables, with its meaning.
     cuda_home: str | None = option(

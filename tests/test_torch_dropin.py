@@ -10,9 +10,9 @@ import changed, built by `buildkit develop` and into wheels, in a fresh venv per
   from torch's config, `-s`, no pyproject.toml);
 * torch_scatter itself: its sdist from the package index, imports changed, built.
 
-Selected with `pytest -m torch` (docs/ci.md says how long it takes).  The CUDA test needs
-nvcc and a CUDA build of torch (the newest row); there is no GPU, so it compiles, links and
-loads the module and runs the CPU kernels.
+Selected with `pytest -m torch` (docs/ci.md says how long it takes).  The CUDA tests need
+nvcc and a CUDA build of torch (the newest row); there is no GPU, so they compile, link and
+load the modules and run the CPU kernels.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import pytest
 
 from buildkit.builder.configure.torch_env import cuda_version
 from buildkit.frontends.cli.audit import audit
-from buildkit_testing.cuda import cuda_toolkit_root, find_nvcc
+from buildkit_testing.cuda import cuda_toolkit_root, device_link_lto, find_nvcc
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
 from buildkit_testing.torch_venvs import public_version, wheel_without_isolation
@@ -172,13 +172,19 @@ def test_torch_scatter_like_develop_and_wheel(test_package: Callable[..., Path],
     assert re.fullmatch(r"torch_segments-1\.2\.0-cp3\d+-cp3\d+-linux_x86_64\.whl", wheel.name), wheel.name
 
 
-def test_cuda_extension_compiles_links_device_code_and_loads(
-        test_package: Callable[..., Path], torch_python: Path, tmp_path: Path) -> None:
+def cuda_toolkit_for(torch_python: Path) -> Path:
+    """The CUDA toolkit (CUDA_HOME, as a user sets it) for a CUDAExtension build against this
+    row's torch; the test skips without nvcc or with a CPU build of torch."""
     if find_nvcc() is None:
         pytest.skip("needs nvcc")
     if cuda_version(site_packages(torch_python) / "torch") is None:
         pytest.skip("this row's torch is a CPU build: CUDAExtension needs a CUDA build of torch")
-    toolkit = cuda_toolkit_root()  # CUDA_HOME, as a user sets it
+    return cuda_toolkit_root()
+
+
+def test_cuda_extension_compiles_links_device_code_and_loads(
+        test_package: Callable[..., Path], torch_python: Path, tmp_path: Path) -> None:
+    toolkit = cuda_toolkit_for(torch_python)
     project = test_package("torch_dropin_ops")
     # dlink=True links device code with -dlto, as cpp_extension does; a toolkit without the
     # link-time optimizer (this machine's lacks libnvJitLink) device-links without it.
@@ -194,14 +200,17 @@ def test_cuda_extension_compiles_links_device_code_and_loads(
     checked(torch_python, OPS_CHECK, tmp_path / "elsewhere")  # loads without a GPU; the CPU kernels run
 
 
-def device_link_lto(toolkit: Path, folder: Path) -> bool:
-    """Whether the toolkit's nvcc links device code with link-time optimization (-dlink -dlto)."""
-    folder.mkdir()
-    (folder / "a.cu").write_text("__device__ int twice(int x) { return 2 * x; }\n")
-    nvcc = toolkit / "bin" / "nvcc"
-    compiled = run([nvcc, "-arch=sm_75", "-dc", "-dlto", "a.cu", "-o", "a.o"], cwd=folder, check=False)
-    linked = run([nvcc, "-arch=sm_75", "-dlink", "-dlto", "a.o", "-o", "link.o"], cwd=folder, check=False)
-    return compiled.returncode == 0 and linked.returncode == 0
+def test_torch_scatter_like_cuda_libraries_compile_and_load(test_package: Callable[..., Path], torch_python: Path,
+                                                            tmp_path: Path) -> None:
+    """FORCE_CUDA=1 (no GPU here): a cuda library beside each cpu one, as torch_scatter builds them,
+    csrc/cuda's kernel in the one that has it; the package loads the cuda ones."""
+    toolkit = cuda_toolkit_for(torch_python)
+    project = test_package("torch_dropin_segments")
+    output = develop(torch_python, project, FORCE_CUDA="1", CUDA_HOME=str(toolkit), TORCH_CUDA_ARCH_LIST="7.5")
+    modules = checked(torch_python, SEGMENTS_CHECK, tmp_path / "elsewhere")  # the CPU kernel, from the cuda library
+    assert "['_segment_cpu.so', '_segment_cuda.so', '_version_cpu.so', '_version_cuda.so']" in modules, modules
+    ninja = (build_folder(project) / "build.ninja").read_text()
+    assert "segment_cuda.cu" in ninja and "sm_75" in ninja and "-DWITH_CUDA" in ninja, output
 
 
 SCATTER_CHECK = """

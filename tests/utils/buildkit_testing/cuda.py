@@ -32,15 +32,43 @@ def find_nvcc() -> str | None:
     return None
 
 
-def cuda_toolkit_root() -> Path:
-    """The CUDA toolkit's root (CUDA_HOME, what torch's FindCUDA wants; nvcc may be a wrapper
-    outside it); the test skips without a toolkit that has headers."""
+def toolkit_roots() -> list[Path]:
+    """Where the CUDA toolkit's root may be: above nvcc (resolved: nvcc may be a link or a
+    wrapper outside it), /usr/local/cuda."""
     nvcc = find_nvcc()
-    roots = [*([Path(nvcc).resolve().parent.parent] if nvcc else []), Path("/usr/local/cuda")]
-    toolkit = next((root for root in roots if (root / "include" / "cuda_runtime.h").is_file()), None)
+    return [*([Path(nvcc).resolve().parent.parent] if nvcc else []), Path("/usr/local/cuda")]
+
+
+def find_toolkit_root() -> Path | None:
+    """The CUDA toolkit's root (CUDA_HOME, what torch's FindCUDA wants): the first of
+    :func:`toolkit_roots` with headers; None when none has them."""
+    return next((root for root in toolkit_roots() if (root / "include" / "cuda_runtime.h").is_file()), None)
+
+
+def cuda_toolkit_root() -> Path:
+    """:func:`find_toolkit_root`; the test skips without a toolkit that has headers."""
+    toolkit = find_toolkit_root()
     if toolkit is None:
-        pytest.skip(f"no CUDA toolkit with headers in {roots}")
+        pytest.skip(f"no CUDA toolkit with headers in {toolkit_roots()}")
     return toolkit
+
+
+def device_link_lto(toolkit: Path, folder: Path) -> bool:
+    """Whether the toolkit's nvcc links device code with link-time optimization (-dlink -dlto),
+    as cpp_extension asks for every ``dlink=True`` extension (a toolkit without its NVVM
+    library where nvlink looks cannot); ``folder`` is made for the probe's files."""
+    folder.mkdir(parents=True)
+    (folder / "a.cu").write_text("__device__ int twice(int x) { return 2 * x; }\n")
+    nvcc = toolkit / "bin" / "nvcc"
+    compiled = run([nvcc, "-arch=sm_75", "-dc", "-dlto", "a.cu", "-o", "a.o"], cwd=folder, check=False)
+    linked = run([nvcc, "-arch=sm_75", "-dlink", "-dlto", "a.o", "-o", "link.o"], cwd=folder, check=False)
+    return compiled.returncode == 0 and linked.returncode == 0
+
+
+def nvcc_release(nvcc: str | Path) -> str | None:
+    """nvcc's CUDA release ("13.0"); None when it does not say."""
+    found = re.search(r"release (\d+\.\d+)", run([nvcc, "--version"], check=False).stdout)
+    return found[1] if found else None
 
 
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found (CUDACXX, PATH, /usr/local/cuda/bin): "

@@ -4,6 +4,6 @@
 #error "define_macros did not define WITH_PYTHON"
 #endif
 #ifdef SEGMENTS_POISON
-#error "undef_macros did not undefine SEGMENTS_POISON (extra_compile_args defines it)"
+#error "undef_macros did not undefine SEGMENTS_POISON (define_macros defines it first)"
 #endif
 #include <torch/library.h>

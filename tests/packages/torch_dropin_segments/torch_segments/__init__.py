@@ -1,4 +1,4 @@
-"""The op libraries are loaded by their plain names, as torch_scatter loads its own."""
+"""The op libraries are loaded by their plain names, the cuda ones where built, as torch_scatter loads its own."""
 
 import importlib.machinery
 import os.path as osp
@@ -6,7 +6,8 @@ import os.path as osp
 import torch
 
 for library in ("_version", "_segment"):
-    spec = importlib.machinery.PathFinder().find_spec(f"{library}_cpu", [osp.dirname(__file__)])
+    cuda_spec = importlib.machinery.PathFinder().find_spec(f"{library}_cuda", [osp.dirname(__file__)])
+    spec = cuda_spec or importlib.machinery.PathFinder().find_spec(f"{library}_cpu", [osp.dirname(__file__)])
     if spec is None:
         raise ImportError(f"Could not find module '{library}_cpu' in {osp.dirname(__file__)}")
     torch.ops.load_library(spec.origin)

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from buildkit_testing.projects import copy_test_package
-from buildkit_testing.timing import timed
+from buildkit_testing.timing import timed, token_flip
 from buildkit_testing.venvs import overlay_venv
 
 # The architectures of torch 2.x's CUDA 12.8 wheels: a list a real project ships.
@@ -34,13 +34,6 @@ TOKENS = ("y[i] += a * x[i];", "y[i] += x[i] * a;")
 TARGET = 0.5
 SIDES = {"develop: one architecture (default)": {},
          "develop: the wheel's list": {"BUILDKIT_DEVELOP_CUDA_ARCH_LIST": "wheel"}}
-
-
-def flip(kernel: Path) -> None:
-    """One token of the kernel changed: a real edit, which nvcc compiles again."""
-    text = kernel.read_text()
-    old, new = TOKENS if TOKENS[0] in text else reversed(TOKENS)
-    kernel.write_text(text.replace(old, new, 1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         times: dict[str, list[float]] = {side: [] for side in SIDES}
         for run in range(args.runs):
             for side in SIDES if run % 2 == 0 else reversed(list(SIDES)):
-                flip(projects[side] / KERNEL)
+                token_flip(projects[side] / KERNEL, TOKENS)()  # a real edit, which nvcc compiles again
                 times[side].append(timed([python, "-m", "buildkit", "develop", "."], projects[side], envs[side]))
     finally:
         if not args.keep:

@@ -25,11 +25,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from buildkit_testing.benchmark_project import BUILDKIT_BACKEND, pyproject_toml
-from buildkit_testing.timing import median, timed
+from buildkit_testing.timing import median, timed, token_flip
 from buildkit_testing.torch_bench import start
 
 OPS = 3
@@ -73,6 +72,7 @@ BUILDKIT_PYPROJECT = pyproject_toml("pchbench", BUILDKIT_BACKEND, 'version = "0.
 CHECK = ("import torch, pchbench._C as m; x = torch.arange(3.); "
          "assert torch.allclose(m.op0(x), (x + 0).sin().cos().double()), m.op0(x)")
 SOURCES = [f"csrc/op{i}.cpp" for i in range(OPS)] + ["csrc/bindings.cpp"]
+EDIT = ("kScale = 1.0", "kScale = 2.0")  # and back: a real one-token change of the object each time
 
 
 def write_project(root: Path, tool: str) -> Path:
@@ -93,16 +93,6 @@ def write_project(root: Path, tool: str) -> Path:
     return root
 
 
-def one_token_edit(source: Path) -> Callable[[], None]:
-    """kScale 1.0 -> 2.0 and back: a real one-token change of the object each time."""
-    def action() -> None:
-        text = source.read_text()
-        flipped = text.replace("kScale = 1.0", "kScale = 2.0") if "kScale = 1.0" in text \
-            else text.replace("kScale = 2.0", "kScale = 1.0")
-        source.write_text(flipped)
-    return action
-
-
 def main(argv: list[str] | None = None) -> int:
     bench = start(__doc__, 3, argv, "buildkit-pch-bench-")
     if bench is None:
@@ -121,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         for side, (command, side_env) in sides.items():
             rows["one-token edit of one .cpp"][side] = median(
                 [args.python, *command], roots[side], side_env, args.runs,
-                before=one_token_edit(roots[side] / "csrc" / "op1.cpp"))
+                before=token_flip(roots[side] / "csrc" / "op1.cpp", EDIT))
             timed([args.python, "-c", CHECK], roots[side] / "src", side_env)  # what was built works
     finally:
         if not args.keep:

@@ -55,6 +55,18 @@ def touch(path: Path) -> Callable[[], None]:
     return action
 
 
+def token_flip(path: Path, tokens: tuple[str, str]) -> Callable[[], None]:
+    """An edit of ``path`` to run before a timing: ``tokens[0]`` replaced by ``tokens[1]``,
+    and back the next time: a real one-token change of the object each time."""
+    def action() -> None:
+        text = path.read_text()
+        old, new = tokens if tokens[0] in text else tokens[::-1]
+        if old not in text:
+            raise SystemExit(f"benchmark edit: {path} holds neither {tokens[0]!r} nor {tokens[1]!r}")
+        path.write_text(text.replace(old, new, 1))
+    return action
+
+
 @contextmanager
 def scratch_folder(prefix: str, *, keep: bool = False) -> Iterator[Path]:
     """A new temporary folder for a benchmark's projects and venvs, removed afterwards

@@ -52,15 +52,19 @@ def site_packages(python: Path) -> Path:
     return Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
 
 
-def overlay_venv(path: Path) -> Path:
-    """A pip-less venv that sees this interpreter's packages (buildkit, setuptools...)
-    through a .pth file but installs into its own site-packages: cheap, and an
-    editable registration made in it never touches the test runner's environment."""
-    venv.EnvBuilder(with_pip=False, clear=True, symlinks=True).create(path)
+def overlay_venv(path: Path, base: Path | None = None) -> Path:
+    """A pip-less venv that sees the packages of ``base`` (an interpreter; default this one:
+    buildkit, setuptools...) through a .pth file but installs into its own site-packages:
+    cheap, and an editable registration made in it never touches ``base``'s environment."""
+    if base is None:
+        venv.EnvBuilder(with_pip=False, clear=True, symlinks=True).create(path)
+        purelib = sysconfig.get_paths()["purelib"]
+    else:  # a venv of base's own Python version, which base's packages were built for
+        run([base, "-m", "venv", "--without-pip", "--clear", "--symlinks", path])
+        purelib = str(site_packages(base))
     python = path / "bin" / "python"
     # An 'import' line in a .pth runs; addsitedir also processes the .pth files there (editable finders).
-    (site_packages(python) / "_buildkit_test_overlay.pth").write_text(
-        f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
+    (site_packages(python) / "_buildkit_test_overlay.pth").write_text(f"import site; site.addsitedir({purelib!r})\n")
     return python
 
 

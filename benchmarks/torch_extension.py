@@ -242,12 +242,12 @@ def cuda_skip_reason(project: Project, no_cuda: str | None, dlto: bool) -> str |
 def report(project: Project, sides: list[Side], rows: dict[str, dict[str, float]], skipped: str | None) -> None:
     build = "a CPU build" if skipped else "a CUDA build"
     print(f"\n{project.package} ({project.shape}), {build}" + (f"; no .cu row: {skipped}" if skipped else ""))
-    print(f"  {'measurement':<32} {'way':<15} {'cpp_extension':>13} {'buildkit':>10} {'buildkit / cpp_extension':>25}")
+    print(f"  {'measurement':<34} {'way':<15} {'cpp_extension':>13} {'buildkit':>10} {'buildkit / cpp_extension':>25}")
     ways = dict.fromkeys(side.way for side in sides)
     for name, times in rows.items():
         for way in ways:
             cpp, bk = times[f"cpp_extension, {way}"], times[f"buildkit, {way}"]
-            print(f"  {name:<32} {way:<15} {cpp:11.2f} s {bk:8.2f} s {bk / cpp:24.2f}x", flush=True)
+            print(f"  {name:<34} {way:<15} {cpp:11.2f} s {bk:8.2f} s {bk / cpp:24.2f}x", flush=True)
 
 
 def options(parser: argparse.ArgumentParser) -> None:

@@ -167,15 +167,17 @@ endfunction()
 def test_cmake_passes_every_flag_as_written(tmp_path: Path) -> None:
     """Real cmake configures the written project: each flag reaches the compiler once, in its
     order, repetitions kept (-Xlinker pairs), spaces, quotes, `$`, `;`, `>` and `,` intact, every
-    -U after every -D (undef_macros win, as with setuptools)."""
+    setuptools' order: define_macros' -D, then undef_macros' -U (which wins over them), then
+    extra_compile_args (whose -D wins over the -U)."""
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.cpp").write_text("int f() { return 0; }\n")
     (tmp_path / "modules").mkdir()
     (tmp_path / "modules" / "BuildkitTorch.cmake").write_text(STAND_IN)
-    flags = ("-O2", "-Wall", "-Wall", "-DQUOTED=\"a b\"", "-DDOLLAR=$HOME", "-DLIST=a;b", "-DCMP=a>b,c")
+    flags = ("-O2", "-Wall", "-Wall", "-DQUOTED=\"a b\"", "-DDOLLAR=$HOME", "-DLIST=a;b", "-DCMP=a>b,c",
+             "-DAGAIN=1")
     module = TorchModule("pkg._C", (str(tmp_path / "src" / "a.cpp"),), include_dirs=(str(tmp_path / "my inc"),),
                          define_macros=(("WITH_PYTHON", None), ("TEXT", '"x;y"'), ("POISON", None)),
-                         undef_macros=("POISON",), cxx_flags=flags, link_flags=("-Wl,-z,defs", "-s"))
+                         undef_macros=("POISON", "AGAIN"), cxx_flags=flags, link_flags=("-Wl,-z,defs", "-s"))
     write_cmake_project(tmp_path / "gen", TorchProject("t", (module,)))
     build = tmp_path / "build"
     done = subprocess.run([str(find_cmake().path), "-S", str(tmp_path / "gen"), "-B", str(build), "-G", "Ninja",
@@ -185,7 +187,8 @@ def test_cmake_passes_every_flag_as_written(tmp_path: Path) -> None:
     arguments = [*ninja_variable(build, "DEFINES"), *ninja_variable(build, "INCLUDES"), *ninja_variable(build, "FLAGS")]
     assert _sub(arguments, list(flags)), arguments
     assert _sub(arguments, ["-DPOISON", '-DTEXT="x;y"', "-DWITH_PYTHON"]), arguments
-    assert arguments.index("-UPOISON") > max(i for i, a in enumerate(arguments) if a.startswith("-D"))
+    assert arguments.index("-DPOISON") < arguments.index("-UPOISON") < arguments.index("-DAGAIN=1")
+    assert arguments.index("-UAGAIN") < arguments.index("-DAGAIN=1")
     assert f"-I{tmp_path / 'my inc'}" in arguments
     assert _sub(ninja_variable(build, "LINK_FLAGS"), ["-Wl,-z,defs", "-s"])
 

@@ -151,10 +151,12 @@ def _module_lines(module: TorchModule) -> list[str]:
     lines += _command("target_include_directories", target, map(_quote, module.include_dirs))
     lines += _command("target_compile_definitions", target,
                       (_quote(name if value is None else f"{name}={value}") for name, value in module.define_macros))
-    undefine = [f"-U{name}" for name in module.undef_macros]  # after every -D, as setuptools passes them
+    # setuptools' order: define_macros' -D, undef_macros' -U, then extra_compile_args (so -U
+    # beats define_macros, and a -D in extra_compile_args beats -U). CMake puts definitions first.
+    undefine = [f"-U{name}" for name in module.undef_macros]
     lines += _command("target_compile_options", target, [
-        *_shell("$<$<COMPILE_LANGUAGE:C,CXX>:", [*module.cxx_flags, *undefine]),
-        *_shell("$<$<COMPILE_LANGUAGE:CUDA>:", [*module.nvcc_flags, *undefine])])
+        *_shell("$<$<COMPILE_LANGUAGE:C,CXX>:", [*undefine, *module.cxx_flags]),
+        *_shell("$<$<COMPILE_LANGUAGE:CUDA>:", [*undefine, *module.nvcc_flags])])
     # torch's (and for CUDA the toolkit's) library folders after the extension's own, as
     # cpp_extension adds them: `libraries=["torch_cuda", "cublas"]` links without more.
     folders = [*map(_quote, module.library_dirs), '"${TORCH_INSTALL_PREFIX}/lib"',

@@ -209,9 +209,20 @@ function(_buildkit_torch_precompiled_headers target sabi)
   string(MD5 key "${ARGN}|${sabi}")
   get_property(first GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_FIRST_${key})
   get_property(shared GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_SHARED_${key})
+  list(LENGTH using count)
+  set_property(GLOBAL APPEND PROPERTY _BUILDKIT_TORCH_PCH_SOURCES_${key} ${count})
   if(NOT first)
     target_precompile_headers(${target} PRIVATE ${headers})
     set_property(GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_FIRST_${key} ${target})
+    set_property(GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_USERS_${key} ${target})
+    # The targets' language standard and extensions may still be set after this call (a
+    # generated buildkit.torch project sets CXX_EXTENSIONS OFF, as cpp_extension passes
+    # -std=c++NN), and how many sources use the header is known once every target is:
+    # both are settled at the end of the configure. (A deferred call's arguments are read
+    # when it runs: the values are written into it.)
+    list(JOIN ARGN " " listed)
+    cmake_language(EVAL CODE "cmake_language(DEFER DIRECTORY [[${CMAKE_SOURCE_DIR}]] CALL \
+                              _buildkit_torch_pch_settle ${key} ${listed})")
   else()
     if(NOT shared)
       string(SUBSTRING "${key}" 0 8 short)
@@ -231,14 +242,6 @@ function(_buildkit_torch_precompiled_headers target sabi)
       set_property(TARGET ${first} PROPERTY PRECOMPILE_HEADERS "")
       set_property(TARGET ${first} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM ${shared})
       set_property(GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_SHARED_${key} ${shared})
-      set_property(GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_USERS_${key} ${first})
-      # The targets' language standard and extensions may still be set after this call (a
-      # generated buildkit.torch project sets CXX_EXTENSIONS OFF, as cpp_extension passes
-      # -std=c++NN): they are settled at the end of the configure.
-      # (A deferred call's arguments are read when it runs: the values are written into it.)
-      list(JOIN ARGN " " listed)
-      cmake_language(EVAL CODE "cmake_language(DEFER DIRECTORY [[${CMAKE_SOURCE_DIR}]] CALL \
-                                _buildkit_torch_pch_settle ${key} ${listed})")
     endif()
     target_precompile_headers(${target} REUSE_FROM ${shared})
     set_property(GLOBAL APPEND PROPERTY _BUILDKIT_TORCH_PCH_USERS_${key} ${target})
@@ -246,12 +249,39 @@ function(_buildkit_torch_precompiled_headers target sabi)
   _buildkit_torch_pch_launcher(${target})
 endfunction()
 
-# At the end of the configure: the shared precompiled header of ``key`` is compiled with the
-# C++ standard and extensions of the first target that uses it; a target whose own differ
-# (GCC would refuse the header for it) gets a header of its own instead, said by name.
+# At the end of the configure, for the precompiled header of ``key`` (torch's headers ARGN):
+# where fewer C++ sources would use it than BUILDKIT_TORCH_PCH_MIN_SOURCES (buildkit sets it
+# for a wheel build: there compiling it first costs more than it saves), none, said by name.
+# Otherwise a shared header is compiled with the C++ standard and extensions of the first
+# target that uses it; a target whose own differ (GCC would refuse the header for it) gets a
+# header of its own instead, said by name.
 function(_buildkit_torch_pch_settle key)
   get_property(shared GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_SHARED_${key})
   get_property(users GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_USERS_${key})
+  get_property(counts GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_SOURCES_${key})
+  list(JOIN users ", " named)
+  set(sources 0)
+  foreach(count IN LISTS counts)
+    math(EXPR sources "${sources} + ${count}")
+  endforeach()
+  if(BUILDKIT_TORCH_PCH_MIN_SOURCES AND sources LESS BUILDKIT_TORCH_PCH_MIN_SOURCES)
+    foreach(user IN LISTS users)
+      set_property(TARGET ${user} PROPERTY PRECOMPILE_HEADERS "")
+      set_property(TARGET ${user} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM)  # no value: unset
+      # Without the header, a compiler cache caches these sources as any other.
+      set_property(TARGET ${user} PROPERTY CXX_COMPILER_LAUNCHER "${CMAKE_CXX_COMPILER_LAUNCHER}")
+    endforeach()
+    if(shared)
+      set_target_properties(${shared} PROPERTIES PRECOMPILE_HEADERS "" EXCLUDE_FROM_ALL ON)
+    endif()
+    message(STATUS "buildkit: ${named}: no precompiled torch headers in this build: ${sources} C++ sources "
+                   "would use them, fewer than ${BUILDKIT_TORCH_PCH_MIN_SOURCES}, where compiling them first "
+                   "costs more than it saves (a develop build keeps them for the edit loop)")
+    return()
+  endif()
+  if(NOT shared)
+    return()
+  endif()
   list(GET users 0 first)
   set(language_of_first "")
   foreach(property CXX_STANDARD CXX_EXTENSIONS)

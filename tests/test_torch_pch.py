@@ -20,7 +20,12 @@ from pathlib import Path
 import pytest
 
 from buildkit._util.resources import cmake_dir
+from buildkit.builder.configure.arguments import ConfigureArguments
+from buildkit.builder.toolchain.jobs import cpu_count
 from buildkit.builder.toolchain.tools import find_cmake, find_ninja
+from buildkit.config.options import load_options, option_keys
+from buildkit.config.settings import load_settings
+from buildkit_testing.projects import write_pyproject
 
 CONFIG = "set_property(TARGET torch PROPERTY CXX_STANDARD 17)\n"  # read as text, never run
 HEADERS = {
@@ -162,6 +167,33 @@ def test_the_shared_header_follows_the_targets_language_and_a_target_that_differ
            "ops's 17;OFF)" in log, log
     assert "more.dir/cmake_pch.hxx" in project.command("more.cpp")
     assert project.value("more") == 111
+
+
+def test_a_wheel_build_compiles_them_only_where_enough_sources_share_them(project: Project) -> None:
+    """BUILDKIT_TORCH_PCH_MIN_SOURCES (buildkit's, for a wheel build): ops.cpp and more.cpp (early.cpp
+    goes without) are two sources, so at a minimum of three the header is not compiled."""
+    log = project.configure("-DOFFSET=10", "-DBUILDKIT_TORCH_PCH_MIN_SOURCES=3")
+    built = project.make()
+    assert "buildkit: ops, more: no precompiled torch headers in this build: 2 C++ sources would use them, " \
+           "fewer than 3" in log, log
+    assert "cmake_pch" not in project.command("ops.cpp") and "cmake_pch" not in project.command("more.cpp")
+    assert not list(project.build.rglob("*.gch")) and "buildkit_torch_pch" not in built, built
+    assert (project.value(), project.value("more")) == (11, 111)
+    log = project.configure("-DOFFSET=10", "-DBUILDKIT_TORCH_PCH_MIN_SOURCES=2")
+    project.make()
+    assert "no precompiled torch headers" not in log and "cmake_pch" in project.command("more.cpp"), log
+
+
+@pytest.mark.parametrize("develop, environ, expected", [
+    (True, {"MAX_JOBS": "4"}, "0"),  # the edit loop: always
+    (False, {"MAX_JOBS": "4"}, "9"),  # more than two sources for each job
+    (False, {}, str(2 * cpu_count() + 1)),
+])
+def test_what_buildkit_asks_of_a_develop_and_a_wheel_build(tmp_path: Path, develop: bool, environ: dict[str, str],
+                                                          expected: str) -> None:
+    options = load_options(load_settings(write_pyproject(tmp_path), option_keys()), environ)
+    arguments = ConfigureArguments(options, tmp_path, tmp_path / "build", tmp_path, (), (), {}, develop)
+    assert arguments.torch_pch_min_sources() == expected
 
 
 def test_switched_off(project: Project) -> None:

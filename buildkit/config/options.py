@@ -270,7 +270,8 @@ class BuildOptions:
         "BUILDKIT_TORCH_PCH", parse_bool, "boolean",
         "Precompiled torch headers for the C++ sources of torch extensions (`buildkit_torch_extension`): "
         "`torch/extension.h` is compiled once (targets of the same headers share it), not once per source, and "
-        "rebuilt when a flag or torch changes. A target's C++ sources then skip sccache, which cannot cache them; "
+        "rebuilt when a flag or torch changes; a wheel build compiles it only where more than two sources per "
+        "job share it. A target's C++ sources then skip sccache, which cannot cache them; "
         "ccache gets the sloppiness they need. CUDA sources never use one. Passed to CMake as `-DBUILDKIT_TORCH_PCH`.",
         key="torch-precompiled-headers", default=True)
     # buildkit.torch projects (a setup.py with cpp_extension's API): its variables, with its meaning.

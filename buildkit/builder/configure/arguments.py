@@ -18,8 +18,10 @@ from pathlib import Path
 
 from buildkit.builder.configure import file_api
 from buildkit.builder.configure.configure_state import TOOL_LABELS, python_identity
+from buildkit.builder.configure.torch_env import project_uses_torch
 from buildkit.builder.toolchain import cuda_arch
 from buildkit.builder.toolchain.compiler_checks import named_compilers
+from buildkit.builder.toolchain.jobs import cpu_count
 from buildkit.builder.toolchain.tools import Toolchain
 from buildkit.config.options import BuildOptions, merged_prefix_path
 
@@ -53,6 +55,16 @@ class ConfigureArguments:
         """BUILDKIT_TORCH_PCH for cmake/BuildkitTorch.cmake (read by torch extensions only)."""
         return "ON" if self.options.torch_precompiled_headers else "OFF"
 
+    def torch_pch_min_sources(self) -> str:
+        """BUILDKIT_TORCH_PCH_MIN_SOURCES: how many C++ sources must share precompiled torch headers
+        for a build to compile them.  A develop build always does: the edit loop recompiles one
+        source, which they make several times faster.  A wheel is built once: compiling the header
+        first is a step no job runs beside, worth it only when each of the jobs has more than two
+        sources to compile (a source with the header costs about half of one without)."""
+        if self.develop:
+            return "0"
+        return str(2 * (self.options.jobs or cpu_count()) + 1)
+
     @cached_property
     def cuda_architectures(self) -> tuple[str | None, str]:
         """CMAKE_CUDA_ARCHITECTURES (None: the project's choice), and what a develop build says of it."""
@@ -79,6 +91,8 @@ class ConfigureArguments:
         if architectures := self.cuda_architectures[0]:
             defines["CMAKE_CUDA_ARCHITECTURES"] = architectures
         defines["BUILDKIT_TORCH_PCH"] = self.torch_pch()
+        if project_uses_torch(self.source_dir / "CMakeLists.txt"):  # else a develop and a wheel build would differ
+            defines["BUILDKIT_TORCH_PCH_MIN_SOURCES"] = self.torch_pch_min_sources()
         if rpath := DEFAULT_INSTALL_RPATH.get(sys.platform):
             # An installed shared library finds its siblings wherever the wheel is unpacked
             # (auditwheel needs it too). A project's own set(CMAKE_INSTALL_RPATH) or a

@@ -17,12 +17,12 @@ interleaved run by run, and compared by the ratio of their medians:
 
 Where torch is importable (a reference only; --no-torch turns it off) every row also
 gets a torch column, with rows NumPy has no counterpart for (mul, per-dim sum,
-softmax over rows). torch runs with torch.set_num_threads(2); its OpenMP threads
+softmax over rows, and every unary op on 16M elements, a new result and out=). torch runs with torch.set_num_threads(2); its OpenMP threads
 keep spinning for a while after each call and would steal the cores from whoever
 runs next, so torch is measured in rounds: a block of tensorlet runs, a pause, a
 block of torch runs, a pause, and each side's median over the rounds (>= 7).
-Targets against torch: <= 1.0 for add, mul, the sums, softmax and the one-element
-call, <= 1.1 for the BLAS matmul and <= 2 for the own-kernel one (<= 1.05 counts as
+Targets against torch: <= 1.0 for add, mul, the sums, softmax, the unary ops and the
+one-element call, <= 1.1 for the BLAS matmul and <= 2 for the own-kernel one (<= 1.05 counts as
 parity with torch).
 
 The BLAS row needs a tensorlet built with USE_BLAS=ON against OpenBLAS (e.g. the
@@ -46,6 +46,10 @@ from pathlib import Path
 from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
+# tensorlet's unary ops (TL_FORALL_UNARY_OPS in csrc/ops/Elementwise.h), timed against torch's.
+UNARY_OPS = ("neg", "abs", "relu", "sign", "exp", "log", "sqrt", "sigmoid", "tanh")
+POSITIVE_DOMAIN = ("log", "sqrt")
+NO_TORCH_OUT = ("relu",)  # torch.relu has no out= overload
 
 
 def load_tensorlet(where: Path):
@@ -238,6 +242,20 @@ def main(argv: list[str] | None = None) -> int:
         t3, p3 = tl.from_numpy(a3), torch.from_numpy(a3)
         np.testing.assert_allclose(t3.softmax(1).numpy(), p3.softmax(1).numpy(), rtol=1e-5, atol=1e-6)
         against_torch(f"softmax rows {s_rows}x{s_cols}", lambda: t3.softmax(1), lambda: p3.softmax(1), 1.0)
+
+    # ---- unary ops, 16M: a new result (allocation included) and out= -----------------------
+    if torch is not None:
+        for op in UNARY_OPS:
+            # log and sqrt in their domain: NaN results would time another path
+            x = np.abs(f32(large)) + np.float32(1e-3) if op in POSITIVE_DOMAIN else f32(large)
+            tx, px = tl.from_numpy(x), torch.from_numpy(x)
+            tl_op, torch_op = getattr(tl, op), getattr(torch, op)
+            ty, py = tl.from_numpy(np.empty_like(x)), torch.from_numpy(np.empty_like(x))
+            np.testing.assert_allclose(tl_op(tx, out=ty).numpy(), torch_op(px).numpy(), rtol=1e-5, atol=1e-6)
+            against_torch(f"{op} {size(large)}", lambda: tl_op(tx), lambda: torch_op(px), 1.0)
+            if op not in NO_TORCH_OUT:
+                against_torch(f"{op} {size(large)} (out=)", lambda: tl_op(tx, out=ty), lambda: torch_op(px, out=py),
+                              1.0)
 
     # ---- matmul -----------------------------------------------------------------------
     a, b = f32(mat, mat), f32(mat, mat)

@@ -1,9 +1,11 @@
 """The ops' behaviour beyond the op-info table (test_opinfo.py runs every op on
 every backend against NumPy): Python scalars, alpha and in-place, where, reduction
-errors, matmul broadcasting, softmax, factories, views, indexing, conversion."""
+errors, matmul broadcasting, softmax, factories, views, indexing, conversion, and the
+unary ops' SIMD kernels over the whole float range."""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -12,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from opinfo import ALL
+from test_opinfo import TOL
 
 from conftest import requires_build, tl
 
@@ -296,3 +299,55 @@ def test_neg_bool_and_bad_arguments_raise():
         -tl.tensor([True])
     with pytest.raises(TypeError, match="invalid combination of arguments"):
         tl.add(tl.zeros(2), "x")
+
+
+# The child of test_unary_simd_kernels: each unary op over every kind of float (random
+# bit patterns: normal, subnormal, infinite, NaN; typical ranges; the edges of the
+# approximations), an odd length so that runs end in a tail, the output one element
+# off its alignment. It writes the inputs and tensorlet's results back as .npy.
+UNARY_CHILD = """
+import io, sys, numpy as np, tensorlet as tl
+rng = np.random.default_rng(6)
+dtype = np.dtype(sys.argv[1])
+info = np.finfo(dtype)
+bits = rng.integers(0, np.iinfo(np.uint32 if dtype == np.float32 else np.uint64).max, 200_001,
+                    dtype=np.uint32 if dtype == np.float32 else np.uint64, endpoint=True)
+edges = [0.0, -0.0, np.inf, -np.inf, np.nan, info.tiny, -info.tiny, info.max, -info.max, info.smallest_subnormal,
+         1, -1, 0.5, 20, -20, 88.72, -87.34, -103.9, 709.78, -708.4, -745.1, 1.4142135, 0.70710677]
+x = np.concatenate([bits.view(dtype), rng.uniform(-40, 40, 100_001).astype(dtype),
+                    rng.uniform(-1e-3, 1e-3, 10_001).astype(dtype), np.array(edges, dtype)])
+out = io.BytesIO()
+np.save(out, x)
+for op in sys.argv[2:]:
+    result = np.empty(x.size + 1, dtype)
+    getattr(tl, op)(tl.from_numpy(x), out=tl.from_numpy(result[1:]))
+    np.save(out, result[1:])
+sys.stdout.buffer.write(out.getvalue())
+"""
+UNARY_REFERENCE = {  # NumPy's libm, in the input's dtype, with the rules of ops/UnaryOps.h
+    "neg": np.negative, "abs": np.abs, "sqrt": np.sqrt, "exp": np.exp, "log": np.log, "tanh": np.tanh,
+    "relu": lambda x: np.where((x > 0) | np.isnan(x), x, 0).astype(x.dtype),
+    "sign": lambda x: ((x > 0).astype(x.dtype) - (x < 0)).astype(x.dtype),  # NaN gives 0
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+}
+
+
+@pytest.mark.parametrize("capability", ["default", "avx2", "best"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_unary_simd_kernels(capability, dtype):
+    """The SIMD kernels of the unary ops (contiguous float32/float64 runs; each CPU
+    variant, TENSORLET_CPU_CAPABILITY) agree with libm within the op-info tolerance over
+    the whole float range, and exactly where libm's result is NaN, infinite or zero."""
+    env = {**os.environ, "PYTHONPATH": str(Path(tl.__file__).resolve().parent.parent)}
+    if capability != "best":
+        env["TENSORLET_CPU_CAPABILITY"] = capability
+    child = subprocess.run([sys.executable, "-c", UNARY_CHILD, dtype, *UNARY_REFERENCE], env=env,
+                           capture_output=True, check=True)
+    stream = io.BytesIO(child.stdout)
+    x = np.load(stream)
+    with np.errstate(all="ignore"):
+        for op, reference in UNARY_REFERENCE.items():
+            got, want = np.load(stream), reference(x)
+            exact = ~np.isfinite(want) | (want == 0)
+            np.testing.assert_array_equal(got[exact], want[exact], err_msg=op)
+            np.testing.assert_allclose(got[~exact], want[~exact], rtol=TOL[dtype]["rtol"], atol=0, err_msg=op)

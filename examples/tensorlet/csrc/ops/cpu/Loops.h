@@ -5,7 +5,9 @@
 // caller and tensorlet's worker threads (Parallel.cpp; OMP_NUM_THREADS threads
 // in all) share.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/TensorIterator.h"
 
@@ -102,15 +104,20 @@ inline T* at(char* p, int64_t i, int64_t stride) {
   return reinterpret_cast<T*>(p) + i * stride;
 }
 
-// out[i] = op(a[i]) with fast paths for contiguous runs.
-template <typename Out, typename In, typename Op>
-void unary_loop(const LoopPlan& plan, Op op) {
+// out[i] = op(a[i]) with fast paths for contiguous runs: `contiguous(a, out, n)`, where
+// given, computes the same op over a run (a SIMD kernel), else a loop of `op`.
+template <typename Out, typename In, typename Op, typename Contiguous = std::nullptr_t>
+void unary_loop(const LoopPlan& plan, Op op, Contiguous contiguous = nullptr) {
   const int64_t sizes[] = {sizeof(Out), sizeof(In)};
   cpu_parallel_for_each(plan, sizes, [&](char** d, const int64_t* s, int64_t n) {
     Out* out = reinterpret_cast<Out*>(d[0]);
     const In* a = reinterpret_cast<const In*>(d[1]);
     if (s[0] == 1 && s[1] == 1) {
-      for (int64_t i = 0; i < n; ++i) out[i] = op(a[i]);
+      if constexpr (std::is_same_v<Contiguous, std::nullptr_t>) {
+        for (int64_t i = 0; i < n; ++i) out[i] = op(a[i]);
+      } else {
+        contiguous(a, out, n);
+      }
     } else {
       for (int64_t i = 0; i < n; ++i) out[i * s[0]] = op(a[i * s[1]]);
     }

@@ -4,7 +4,13 @@
 // Set TENSORLET_CPU_CAPABILITY=default|avx2|avx512 to force a variant.
 #include <cstdint>
 
+#include "ops/Elementwise.h"
+
 namespace tensorlet::cpu {
+
+#define TL_COUNT_UNARY(name, Enum, promotes) +1
+constexpr int kUnaryOpCount = 0 TL_FORALL_UNARY_OPS(TL_COUNT_UNARY);
+#undef TL_COUNT_UNARY
 
 struct VecKernels {
   const char* name;
@@ -20,6 +26,11 @@ struct VecKernels {
   // Softmax (or log_softmax) of each of `rows` contiguous rows of `cols` elements.
   void (*softmax_f32)(const float* in, float* out, int64_t rows, int64_t cols, bool log);
   void (*softmax_f64)(const double* in, double* out, int64_t rows, int64_t cols, bool log);
+  // out[i] = op(a[i]) over one contiguous run, indexed by UnaryOp; `stream` writes past
+  // the caches (the result exceeds them). Same values as ops/UnaryOps.h's bodies, within
+  // 2 ulp for exp, log, sigmoid and tanh.
+  void (*unary_f32[kUnaryOpCount])(const float* a, float* out, int64_t n, bool stream);
+  void (*unary_f64[kUnaryOpCount])(const double* a, double* out, int64_t n, bool stream);
 };
 
 const VecKernels& vec_kernels();

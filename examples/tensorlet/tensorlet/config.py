@@ -30,6 +30,7 @@ def build_info() -> dict:
         "build_type": get("build_type", "unknown"),
         "cuda": bool(get("cuda", False)),
         "cuda_archs": get("cuda_archs", ""),
+        "cublas": bool(get("cublas", False)),
         "cuda_available": tensorlet.cuda.is_available(),
         "blas": bool(get("blas", False)),
         "openmp": bool(get("openmp", False)),
@@ -47,7 +48,8 @@ def main(argv: "list[str] | None" = None) -> int:
         f"tensorlet {info['version']}",
         f"  git sha:      {info['git_sha']}",
         f"  build type:   {info['build_type']}",
-        f"  CUDA:         {onoff(info['cuda'])}" + (f" (archs: {info['cuda_archs']})" if info["cuda"] else ""),
+        f"  CUDA:         {onoff(info['cuda'])}" + (
+            f" (archs: {info['cuda_archs']}, cuBLAS: {onoff(info['cublas'])})" if info["cuda"] else ""),
         f"  BLAS:         {onoff(info['blas'])}",
         f"  OpenMP:       {onoff(info['openmp'])}",
         f"  CPU variants: {info['cpu_variants'].replace(';', ', ')}",

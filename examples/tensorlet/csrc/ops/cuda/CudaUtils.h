@@ -25,6 +25,10 @@ struct Geometry {
 // Operands of one shape (the first one's), in order.
 Geometry geometry(std::initializer_list<const Tensor*> operands);
 
+// The stream every tensorlet kernel, copy and library call (cuBLAS) runs on: the default
+// stream (kernels launch without one), so each is ordered after the ones before it.
+inline cudaStream_t current_stream() { return nullptr; }
+
 inline int blocks_for(int64_t n, int threads) { return static_cast<int>((n + threads - 1) / threads); }
 
 // Blocks for a grid-stride loop over `work_items`: enough to fill every SM several

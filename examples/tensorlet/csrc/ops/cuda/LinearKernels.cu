@@ -1,12 +1,16 @@
 // The CUDA GEMM of mm and bmm (and through them matmul): the shape and dtype checks,
-// the common device and the result come from the shared layer (ops/Linear.h).
+// the common device and the result come from the shared layer (ops/Linear.h). With
+// USE_CUBLAS=ON float32 and float64 go to cuBLAS (CublasGemm.cu); every other dtype,
+// and every dtype without it, runs the tiled kernel below.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
 #include "ops/Linear.h"
+#include "ops/cuda/CublasGemm.h"
 #include "ops/cuda/CudaUtils.h"
 
 namespace tensorlet::cuda {
@@ -39,6 +43,14 @@ __global__ void gemm_kernel(const T* a, const T* b, T* c, int64_t m, int64_t n, 
 // out[i] = self[i] @ mat2[i] for the `batches` matrices of contiguous copies of both.
 void batched_gemm(const Tensor& self, const Tensor& mat2, const Tensor& out, int64_t batches) {
   if (out.numel() == 0) return;
+  bool done = false;
+  TL_DISPATCH_ALL_TYPES(out.dtype(), "mm", {
+    if constexpr (kHaveCublas && (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>)) {
+      cublas_gemm<scalar_t>(self, mat2, out, batches);
+      done = true;
+    }
+  });
+  if (done) return;
   const Tensor a = tensorlet::contiguous(self), b = tensorlet::contiguous(mat2);
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
   TL_DISPATCH_ALL_TYPES(out.dtype(), "mm", {

@@ -1,0 +1,31 @@
+# USE_CUBLAS: cuBLAS and cuBLASLt for libtensorlet_cuda's float GEMMs. They come from
+# NVIDIA's nvidia-cublas wheel as a buildkit library dependency (README.md, "cuBLAS"):
+# buildkit hands FindCUDAToolkit the wheel's libraries as CUDA_cublas_LIBRARY and
+# CUDA_cublasLt_LIBRARY, so CUDA::cublas is the wheel's whichever toolkit compiles. A
+# toolkit without cuBLAS headers (the machine's, when cuBLAS is not installed with it)
+# gets them from the same wheel: its include/ beside the lib/ CMake links.
+function(tensorlet_link_cublas target)
+  if(NOT TARGET CUDA::cublas OR NOT TARGET CUDA::cublasLt)
+    message(FATAL_ERROR "USE_CUBLAS=ON but FindCUDAToolkit found no cuBLAS library. Install NVIDIA's wheel "
+                        "(pip install nvidia-cublas) and declare it in pyproject.toml's [tool.buildkit] "
+                        "library-dependencies = [{ distribution = \"nvidia-cublas\" }] (README.md, \"cuBLAS\"), "
+                        "or build with USE_CUBLAS=OFF.")
+  endif()
+  get_target_property(cublas_library CUDA::cublas IMPORTED_LOCATION)
+  get_filename_component(cublas_lib_dir "${cublas_library}" DIRECTORY)
+  find_path(TENSORLET_CUBLAS_INCLUDE_DIR cublas_v2.h
+            HINTS ${CUDAToolkit_INCLUDE_DIRS} "${cublas_lib_dir}/../include" NO_DEFAULT_PATH)
+  if(NOT TENSORLET_CUBLAS_INCLUDE_DIR)
+    message(FATAL_ERROR "USE_CUBLAS=ON: cublas_v2.h is neither in the CUDA toolkit's headers "
+                        "(${CUDAToolkit_INCLUDE_DIRS}) nor beside ${cublas_library}: a cuBLAS "
+                        "installation without its headers. Reinstall nvidia-cublas, or build with USE_CUBLAS=OFF.")
+  endif()
+  set(gemm ${CSRC}/ops/cuda/CublasGemm.cpp)
+  target_sources(${target} PRIVATE ${gemm})
+  target_include_directories(${target} PRIVATE ${TENSORLET_CUBLAS_INCLUDE_DIR})
+  target_link_libraries(${target} PRIVATE CUDA::cublas CUDA::cublasLt)
+  # Only the GEMM dispatch changes: toggling USE_CUBLAS recompiles one file, not the library.
+  set_property(SOURCE ${CSRC}/ops/cuda/LinearKernels.cu ${gemm} APPEND PROPERTY COMPILE_DEFINITIONS TENSORLET_USE_CUBLAS)
+  message(STATUS "cuBLAS: ${cublas_library} (headers: ${TENSORLET_CUBLAS_INCLUDE_DIR})")
+  set(TENSORLET_HAVE_CUBLAS ON PARENT_SCOPE)
+endfunction()

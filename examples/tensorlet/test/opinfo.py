@@ -29,6 +29,8 @@ BOOL_SUB = r"Subtraction, the `-` operator, with (two bool tensors|a bool tensor
 BOOL_NEG = r"Negation, the `-` operator, on a bool tensor is not supported"
 NOT_FOR_BOOL = r"not implemented for '[Bb]ool'"
 MEAN_INT = r"mean\(\): could not infer output dtype"
+# torch: "softmax_lastdim_kernel_impl" not implemented for 'Long'; tensorlet names its dtype.
+SOFTMAX_INT = r"not implemented for '(Bool|Byte|Int|Long|bool|uint8|int32|int64)'"
 # A backend without a kernel for an op: the dispatcher's error names the op and the key.
 NO_CUDA_KERNEL = r"no kernel for op tensorlet::[\w.]+ on key CUDA"
 
@@ -41,7 +43,7 @@ class OpInfo:
     refused: dict = field(default_factory=dict)  # dtype -> regex of the error (torch refuses it too)
     cuda: Optional[tuple] = None      # dtypes with a CUDA kernel (None: all of `dtypes`); the rest refuse there
     arity: int = 1                    # tensor inputs
-    kind: str = "elementwise"         # elementwise | reduction | matmul | bmm
+    kind: str = "elementwise"         # elementwise | reduction | matmul | bmm | softmax
     promotes_to_float: bool = False   # integer and bool inputs give float32 (exp, div...)
     bool_result: bool = False
     domain: Optional[tuple] = None    # (low, high) for sampled inputs
@@ -79,6 +81,18 @@ def _np_sum(x, **kw):
     return np.asarray(out).astype(np.int64) if x.dtype.kind in "biu" else out
 
 
+def _np_log_softmax(x, axis):
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 0:
+        return np.zeros_like(x)
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def _np_softmax(x, axis):
+    return np.exp(_np_log_softmax(x, axis))
+
+
 OPS = [
     OpInfo("add", np.add, ALL, arity=2, grad=True),
     OpInfo("sub", np.subtract, NUMERIC, {"bool": BOOL_SUB}, arity=2, grad=True),
@@ -106,6 +120,11 @@ OPS = [
     OpInfo("mm", np.matmul, NUMERIC, {"bool": NOT_FOR_BOOL}, arity=2, kind="matmul", grad=True),
     OpInfo("matmul", np.matmul, NUMERIC, {"bool": NOT_FOR_BOOL}, arity=2, kind="matmul", has_out=False, grad=True),
     OpInfo("bmm", np.matmul, NUMERIC, {"bool": NOT_FOR_BOOL}, arity=2, kind="bmm", has_out=False, grad=True),
+    # Over one dim (the samples' argument); bool and integer inputs only with dtype=.
+    OpInfo("softmax", _np_softmax, FLOATS, {d: SOFTMAX_INT for d in ("bool", "uint8", "int32", "int64")},
+           kind="softmax", has_out=False, grad=True),
+    OpInfo("log_softmax", _np_log_softmax, FLOATS, {d: SOFTMAX_INT for d in ("bool", "uint8", "int32", "int64")},
+           kind="softmax", has_out=False, grad=True),
 ]
 OPS_BY_NAME = {op.name: op for op in OPS}
 
@@ -165,6 +184,10 @@ ELEMENTWISE_SHAPES = [
 ]
 REDUCTION_CASES = [((), None), ((5,), None), ((4, 6), 0), ((4, 6), 1), ((3, 4, 5), 1), ((3, 4, 5), (0, 2)),
                    ((2, 0, 3), 2), ((513, 129), -1), ((1000, 70), 0)]
+# (shape, dim): 0-dim, empty, each dim of a matrix and a 3-d tensor, rows short enough for a
+# warp per row on CUDA and long enough for a block per row (over 1024), many short rows.
+SOFTMAX_CASES = [((), 0), ((5,), 0), ((0, 3), 1), ((4, 6), 0), ((4, 6), -1), ((3, 4, 5), 1), ((2, 3, 4), 0),
+                 ((3, 2500), 1), ((2500, 3), 0), ((700, 33), -1)]
 MATMUL_CASES = [(1, 1, 1), (3, 4, 5), (0, 3, 2), (3, 0, 2), (67, 129, 33), (130, 257, 70)]
 
 
@@ -199,6 +222,9 @@ def samples(op: OpInfo, dtype: str, rng: np.random.Generator) -> Iterator[Sample
                 for keepdim in (False, True):
                     yield Sample(f"{shape}-dim{dims}-keep{int(keepdim)}", [a], (dims, keepdim),
                                  dict(axis=dims, keepdims=keepdim))
+    elif op.kind == "softmax":
+        for shape, dim in SOFTMAX_CASES:
+            yield Sample(f"{shape}-dim{dim}", [sample(shape, dtype, rng, op.domain)], (dim,), dict(axis=dim))
     else:
         for m, k, n in MATMUL_CASES:
             lead = (2,) if op.kind == "bmm" else ()

@@ -164,7 +164,9 @@ def test_softmax_log_softmax(dtype):
 
 def test_softmax_dtypes_and_shapes():
     i = tl.tensor([[1, 2, 3]], dtype=tl.int64)
-    assert i.softmax(1).dtype == tl.float32  # integers: the default float dtype, as torch
+    with pytest.raises(RuntimeError, match="not implemented for 'int64'"):  # as torch refuses it
+        i.softmax(1)
+    assert i.softmax(1, dtype=tl.float32).dtype == tl.float32  # dtype= casts first
     f = tl.tensor([[1.0, 2.0]])
     assert f.softmax(1, dtype=tl.float64).dtype == tl.float64
     np.testing.assert_allclose(f.softmax(1, dtype=tl.float64).numpy(), _np_softmax(np.array([[1.0, 2.0]]), 1))

@@ -5,14 +5,21 @@
 
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
+#include "ops/Factories.h"
 #include "ops/Random.h"
 
 namespace tensorlet {
 
 namespace {
+constexpr uint64_t kDefaultSeed = 67280421310721ULL;
+
+// The default generator: the CPU's engine, and the CUDA backend's Philox key and next
+// counter (reserve_philox_counters), both set by manual_seed.
 struct Generator {
   std::mutex mutex;
-  std::mt19937_64 engine{67280421310721ULL};
+  std::mt19937_64 engine{kDefaultSeed};
+  uint64_t philox_seed = kDefaultSeed;
+  uint64_t philox_offset = 0;
 };
 Generator& default_generator() {
   static Generator g;
@@ -28,6 +35,16 @@ void manual_seed(uint64_t seed) {
   Generator& g = default_generator();
   std::lock_guard<std::mutex> lock(g.mutex);
   g.engine.seed(seed);
+  g.philox_seed = seed;
+  g.philox_offset = 0;
+}
+
+PhiloxState reserve_philox_counters(uint64_t counters) {
+  Generator& g = default_generator();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  PhiloxState state{g.philox_seed, g.philox_offset};
+  g.philox_offset += counters;
+  return state;
 }
 
 namespace native {
@@ -67,34 +84,48 @@ Tensor arange_composite(const Scalar& end, const std::optional<ScalarType>& dtyp
   return tensorlet::arange(Scalar(0), end, Scalar(1), dtype, device);
 }
 
-Tensor arange_generic(const Scalar& start, const Scalar& end, const Scalar& step,
-                      const std::optional<ScalarType>& dtype, const std::optional<Device>& device) {
-  bool floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
-  ScalarType dt = dtype.value_or(floating ? kDefaultFloat : ScalarType::Long);
+ArangeSpec arange_spec(const Scalar& start, const Scalar& end, const Scalar& step,
+                       const std::optional<ScalarType>& dtype) {
+  ArangeSpec spec;
+  spec.floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
+  spec.dtype = dtype.value_or(spec.floating ? kDefaultFloat : ScalarType::Long);
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   TL_CHECK_VALUE(st != 0, "step must be nonzero");
   TL_CHECK_VALUE((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and larger bound inconsistent with step sign");
-  int64_t n = static_cast<int64_t>(std::ceil((e - s) / st));
-  Tensor out = empty_tensor({n}, dt, device.value_or(Device(DeviceType::CPU)));
+  spec.n = static_cast<int64_t>(std::ceil((e - s) / st));
+  spec.start = s, spec.step = st;
+  if (!spec.floating) spec.start_int = start.to_int(), spec.step_int = step.to_int();
+  return spec;
+}
+
+Tensor arange_generic(const Scalar& start, const Scalar& end, const Scalar& step,
+                      const std::optional<ScalarType>& dtype, const std::optional<Device>& device) {
+  const ArangeSpec spec = arange_spec(start, end, step, dtype);
+  const int64_t n = spec.n;
+  Tensor out = empty_tensor({n}, spec.dtype, device.value_or(Device(DeviceType::CPU)));
   if (!out.device().is_cpu()) return out;
-  TL_DISPATCH_ALL_TYPES(dt, "arange", {
+  TL_DISPATCH_ALL_TYPES(spec.dtype, "arange", {
     scalar_t* p = out.data<scalar_t>();
-    if (floating) {
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(s + static_cast<double>(i) * st);
+    if (spec.floating) {
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(spec.start + static_cast<double>(i) * spec.step);
     } else {
-      int64_t s0 = start.to_int(), st0 = step.to_int();
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(s0 + i * st0);
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(spec.start_int + i * spec.step_int);
     }
   });
   return out;
+}
+
+ScalarType random_dtype(const char* name, const std::optional<ScalarType>& dtype) {
+  const ScalarType dt = dtype.value_or(kDefaultFloat);
+  TL_CHECK_TYPE(is_floating_type(dt), name, ": expected a floating point dtype, got ", scalar_type_name(dt));
+  return dt;
 }
 
 namespace {
 template <typename Fill>
 Tensor random_tensor(const char* name, const std::vector<int64_t>& size, const std::optional<ScalarType>& dtype,
                      const std::optional<Device>& device, Fill fill) {
-  ScalarType dt = dtype.value_or(kDefaultFloat);
-  TL_CHECK_TYPE(is_floating_type(dt), name, ": expected a floating point dtype, got ", scalar_type_name(dt));
+  const ScalarType dt = random_dtype(name, dtype);
   Tensor out = empty_tensor(size, dt, device.value_or(Device(DeviceType::CPU)));
   if (!out.device().is_cpu()) return out;
   Generator& g = default_generator();

@@ -18,12 +18,15 @@ its bandwidth as a fraction of the copy's:
 | exp | `tl.exp(a, out=c)` | 2 x 4n | (reported: the unary ops' loop) |
 | amax | `a.amax()` | 4n | (reported: the reductions' loop with another reducer) |
 
-With --mm N (default 4096; 512 with --smoke) it also times `tl.mm` on N x N float32
-matrices, checked first against NumPy at 512, and reports TFLOP/s. Where a CUDA torch
-is importable (--no-torch turns it off) the same rows run through torch too, on the
-same device but in a child process that never loads tensorlet (two CUDA libraries and
-their allocators in one process would measure each other): its copy/add/sum/mul as a
-fraction of its own copy, and `torch.mm` (cuBLAS, TF32 off) beside tensorlet's mm.
+With --mm N[,N...] (default 1024,4096,8192; 512 with --smoke) it also times `tl.mm` on
+N x N float32 matrices, checked first against NumPy at 512, and reports TFLOP/s; the
+row says whether tensorlet's mm is cuBLAS (a USE_CUBLAS=ON build) or its tiled kernel.
+Where a CUDA torch is importable (--no-torch turns it off) the same rows run through
+torch too, on the same device but in a child process that never loads tensorlet (two
+CUDA libraries and their allocators in one process would measure each other): its
+copy/add/sum/mul as a fraction of its own copy, and `torch.mm` (cuBLAS) beside
+tensorlet's mm at each N, TF32 off on both sides (tensorlet's cuBLAS handle uses
+CUBLAS_DEFAULT_MATH). With cuBLAS the target is tensorlet's time within 1.1x torch's.
 
 Every row's result is checked against NumPy before it is timed. Each run times
 `--inner` back-to-back calls between two `tensorlet.cuda.synchronize()` calls;
@@ -35,6 +38,7 @@ is nothing to measure. Exit status 1 when a target is missed (not in --smoke).
 from __future__ import annotations
 
 import argparse
+import importlib
 import statistics
 import subprocess
 import sys
@@ -44,6 +48,7 @@ from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET = 0.70
+MM_TARGET = 1.10  # tensorlet's cuBLAS mm time / torch.mm's, float32, TF32 off on both sides
 
 
 def load_tensorlet(where: Path):
@@ -71,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--elements", type=int, help="floats per tensor (default: 64M, or 1M with --smoke)")
     p.add_argument("--runs", type=int, help="runs per row (default: 20, or 3 with --smoke)")
     p.add_argument("--inner", type=int, default=10, help="calls per run (default: 10)")
-    p.add_argument("--mm", type=int, help="N of the N x N matmul row (default: 4096, or 512 with --smoke; 0: none)")
+    p.add_argument("--mm", type=mm_sizes, help="N[,N...] of the N x N matmul rows (default: 1024,4096,8192, "
+                   "or 512 with --smoke; 0: none)")
     p.add_argument("--no-torch", action="store_true", help="no torch rows even where torch has CUDA")
     p.add_argument("--torch-only", action="store_true", help=argparse.SUPPRESS)  # the child process
     args = p.parse_args(argv)
@@ -139,26 +145,34 @@ def main(argv: list[str] | None = None) -> int:
         if target and fraction < TARGET:
             missed.append(f"{name}: {fraction:.2f} of the copy bandwidth")
         print(f"| {name} | {median * 1e6:.1f} us | {rate / 1e9:.0f} | {fraction:.2f} | {target} |")
-    mm_n = args.mm if args.mm is not None else (512 if args.smoke else 4096)
-    mm_seconds = mm_row(tl, mm_n, max(3, runs // 4)) if mm_n else None
-    torch_mm = None
+    mm_ns = [m for m in (args.mm if args.mm is not None else ([512] if args.smoke else [1024, 4096, 8192])) if m]
+    mm_runs = max(3, runs // 4)
+    mm_seconds = {m: mm_row(tl, m, mm_runs) for m in mm_ns}
+    torch_mm: dict[int, float] = {}
     if not args.no_torch:
         child = subprocess.run([sys.executable, __file__, "--torch-only", "--elements", str(n), "--runs", str(runs),
-                                "--inner", str(args.inner), "--mm", str(mm_n)], capture_output=True, text=True)
+                                "--inner", str(args.inner), "--mm", ",".join(map(str, mm_ns)) or "0"],
+                               capture_output=True, text=True)
         lines = child.stdout.splitlines()
         print("\n".join(line for line in lines if not line.startswith("mm-seconds ")))
         if child.returncode != 0:
             print(f"torch rows failed (exit {child.returncode}): {child.stderr.strip()[-2000:]}")
-        torch_mm = next((float(line.split()[1]) for line in lines if line.startswith("mm-seconds ")), None)
-    if mm_seconds is not None:
-        flop = 2 * mm_n**3
-        print(f"\nmm, float32, {mm_n} x {mm_n} x {mm_n} (median of {max(3, runs // 4)} runs x 3 calls)")
-        print("| row | median | TFLOP/s | time / cuBLAS's |")
-        print("|---|---|---|---|")
-        ratio = f"{mm_seconds / torch_mm:.2f}" if torch_mm else "--"
-        print(f"| tensorlet mm | {mm_seconds * 1e3:.2f} ms | {flop / mm_seconds / 1e12:.1f} | {ratio} |")
-        if torch_mm:
-            print(f"| torch.mm (cuBLAS) | {torch_mm * 1e3:.2f} ms | {flop / torch_mm / 1e12:.1f} | 1.00 |")
+        torch_mm = {int(line.split()[1]): float(line.split()[2]) for line in lines if line.startswith("mm-seconds ")}
+    if mm_seconds:
+        cublas = importlib.import_module(f"{tl.__name__}.config").build_info().get("cublas", False)
+        kernel = "cuBLAS" if cublas else "tiled kernel"
+        print(f"\nmm, float32, N x N x N, TF32 off (median of {mm_runs} runs x 3 calls); tensorlet's mm: {kernel}")
+        print("| N | tensorlet | TFLOP/s | torch.mm (cuBLAS) | TFLOP/s | time / torch's | target |")
+        print("|---|---|---|---|---|---|---|")
+        for m, mine in mm_seconds.items():
+            flop, theirs = 2 * m**3, torch_mm.get(m)
+            ratio = mine / theirs if theirs else None
+            target = f"<= {MM_TARGET:.2f}" if cublas and theirs and not args.smoke else ""
+            if target and ratio > MM_TARGET:
+                missed.append(f"mm {m}: {ratio:.2f}x torch's time")
+            print(f"| {m} | {mine * 1e3:.2f} ms | {flop / mine / 1e12:.1f} | "
+                  + (f"{theirs * 1e3:.2f} ms | {flop / theirs / 1e12:.1f} | {ratio:.2f}" if theirs else "-- | -- | --")
+                  + f" | {target} |")
     if missed and not args.smoke:
         print("missed: " + "; ".join(missed), file=sys.stderr)
         return 1
@@ -207,14 +221,22 @@ def torch_child(args) -> int:
     for name, (_, moved) in rows.items():
         median = statistics.median(seconds[name])
         print(f"| {name} | {median * 1e6:.1f} us | {moved / median / 1e9:.0f} | {moved / median / copy_rate:.2f} |")
-    if args.mm:
-        m = args.mm
+    for m in (m for m in args.mm or [] if m):
         ma = torch.from_numpy(rng.standard_normal((m, m), dtype=np.float32)).cuda()
         mb = torch.from_numpy(rng.standard_normal((m, m), dtype=np.float32)).cuda()
-        timed(lambda: torch.mm(ma, mb), 2, sync)
-        mm_runs = max(3, runs // 4)
-        print("mm-seconds", statistics.median(timed(lambda: torch.mm(ma, mb), 3, sync) for _ in range(mm_runs)))
+        print("mm-seconds", m, median_mm_seconds(lambda a=ma, b=mb: torch.mm(a, b), max(3, runs // 4), sync))
     return 0
+
+
+def median_mm_seconds(mm: Callable[[], object], runs: int, synchronize: Callable[[], None]) -> float:
+    """Seconds per call of `mm`, after two warm-up calls: the median of `runs` runs of 3 calls."""
+    timed(mm, 2, synchronize)
+    return statistics.median(timed(mm, 3, synchronize) for _ in range(runs))
+
+
+def mm_sizes(text: str) -> list[int]:
+    """--mm's value: N or N,N,... (0: no mm rows)."""
+    return [int(part) for part in text.split(",") if part.strip()]
 
 
 def mm_row(tl, n: int, runs: int) -> float:
@@ -227,8 +249,7 @@ def mm_row(tl, n: int, runs: int) -> float:
     np.testing.assert_allclose(got, small_a.astype(np.float64) @ small_b, rtol=1e-3, atol=1e-3)
     a = tl.from_numpy(rng.standard_normal((n, n), dtype=np.float32)).cuda()
     b = tl.from_numpy(rng.standard_normal((n, n), dtype=np.float32)).cuda()
-    timed(lambda: tl.mm(a, b), 2, tl.cuda.synchronize)
-    return statistics.median(timed(lambda: tl.mm(a, b), 3, tl.cuda.synchronize) for _ in range(runs))
+    return median_mm_seconds(lambda: tl.mm(a, b), runs, tl.cuda.synchronize)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,11 @@
 # tensorlet on a GPU machine, in one bounded run (from the repository root):
 #   bash examples/tensorlet/ci/gpu_check.sh
 # 1. the in-place build with CUDA for the card's architecture (TENSORLET_CUDA_ARCH_LIST,
-#    default 9.0: H100/H200), 2. the op-info rows of every backend and test_cuda.py's GPU
-#    tests, 3. benchmarks/cuda_kernels.py, 4. the cuda rows again under compute-sanitizer,
+#    default 9.0: H100/H200) and cuBLAS for float mm/bmm (USE_CUBLAS, default ON here: see
+#    "cuBLAS" below), 2. the op-info rows of every backend (softmax and log_softmax among
+#    them) and test_cuda.py's GPU tests (arange, rand/randn against Philox's stream, the
+#    softmax kernels), 3. benchmarks/cuda_kernels.py (its mm rows at 1024, 4096 and 8192
+#    against torch.mm, TF32 off on both sides), 4. the cuda rows again under compute-sanitizer,
 #    5. buildkit's own CUDA tests (tests/test_cuda_minimal.py, tests/test_cuda_arch.py: a CUDA
 #    build, its saxpy on the device), 6. test_cuda.py's full-build tests (SKIP_FULL_BUILD=1:
 #    not). Each step has its own time limit, so a hang costs that step only; logs go to $OUT
@@ -16,6 +19,7 @@ ARCH=${TENSORLET_CUDA_ARCH_LIST:-9.0}
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 T=examples/tensorlet/test
+USE_CUBLAS=${USE_CUBLAS:-ON}
 
 step() {  # name, seconds, command...
   local name=$1 limit=$2
@@ -30,12 +34,26 @@ step() {  # name, seconds, command...
 
 step env 30 bash -c "nvidia-smi; $PY -V; $NVCC --version | tail -2; cmake --version | head -1; \
   $PY -c 'import numpy, pytest; print(numpy.__version__, pytest.__version__)'"
-step build 200 env USE_CUDA=ON TENSORLET_CUDA_ARCH_LIST="$ARCH" CUDACXX="$NVCC" $PY -m buildkit develop examples/tensorlet
+# cuBLAS: from NVIDIA's nvidia-cublas wheel where this Python has it (a CUDA 13 torch brings
+# it), declared as tensorlet's library dependency for this run only (README.md, "cuBLAS":
+# library-dependencies has no `when`), the pyproject.toml put back on exit; without the
+# wheel, the toolkit's own cuBLAS (FindCUDAToolkit). The build log's "cuBLAS:" line says which.
+PYPROJECT=examples/tensorlet/pyproject.toml
+if [ "$USE_CUBLAS" = ON ] && $PY -c "import importlib.metadata as m; m.version('nvidia-cublas')" 2>/dev/null \
+    && ! grep -q '"nvidia-cublas"' "$PYPROJECT"; then
+  cp "$PYPROJECT" "$OUT/pyproject.toml.orig"
+  trap 'cp "$OUT/pyproject.toml.orig" "$PYPROJECT"' EXIT
+  printf '\n[[tool.buildkit.library-dependencies]]\ndistribution = "nvidia-cublas"\n' >>"$PYPROJECT"
+  echo "=== cuBLAS from the nvidia-cublas wheel (a library dependency for this run)"
+fi
+step build 240 env USE_CUDA=ON USE_CUBLAS="$USE_CUBLAS" TENSORLET_CUDA_ARCH_LIST="$ARCH" CUDACXX="$NVCC" \
+  $PY -m buildkit develop examples/tensorlet
+grep -E "^-- (cuBLAS|tensorlet [0-9])" "$OUT/build.log" || true
 # torch's own checks (test_semantics.py's torch rows) stay out of this process: importing
 # torch after tensorlet crashed there (see torch_after_tensorlet below); they run on their own.
 TAIL=45 step tests 150 $PY -m pytest -p no:cacheprovider -q -rfs $T/test_opinfo.py $T/test_cuda.py $T/test_semantics.py \
   -k "not torch and not full_build and not build_compiles and not build_imports and not runtime_comes"
-step bench 120 $PY benchmarks/cuda_kernels.py
+step bench 180 $PY benchmarks/cuda_kernels.py
 # On the H200 image, `import tensorlet` then `import torch` inside pytest segfaulted in
 # torch's import (torch alone under pytest, and `python -c` in either order, did not):
 # torch's checks of the semantics table run last, on their own, and this step shows

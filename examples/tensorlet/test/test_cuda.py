@@ -18,6 +18,7 @@ import pytest
 from buildkit.package.elf import read_elf_dynamic
 from buildkit_testing.cuda import (
     bubblewrap_unavailable,
+    cuda_toolchain_wheels,
     device_images,
     find_nvcc,
     without_system_cuda,
@@ -271,6 +272,50 @@ def test_pip_install_with_cuda_from_nvidia_wheels_alone(tensorlet_wheelhouse, tm
     assert mapped == str([str(site_packages(python) / "nvidia" / "cu13" / "lib" / "libcudart.so.13")])
 
 
+# USE_CUBLAS's wheel, nvidia-cublas (440 MB), and a third CUDA compile of tensorlet: torch-marked
+# with the test above. What README.md's "cuBLAS" tells a user to add to pyproject.toml.
+CUBLAS_LIBRARY_DEPENDENCY = '\n[[tool.buildkit.library-dependencies]]\ndistribution = "nvidia-cublas"\n'
+MAPPED_CUBLAS = ("import tensorlet as tl, tensorlet.config as c\n"
+                 "print(c.build_info()['cublas'], tl.cuda.is_built(), tl._libraries.cuda_error)\n"
+                 "print(sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcublas' in l}))\n")
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+@pytest.mark.cuda
+def test_pip_install_with_cublas_from_its_wheel(tensorlet_wheelhouse, tmp_path):
+    """USE_CUBLAS=ON, toolkit hidden: `pip install .` compiles with nvcc from NVIDIA's wheels for
+    sm_75, links cuBLAS from nvidia-cublas (a library dependency and build requirement in the
+    copy's pyproject.toml), and the installed tensorlet loads libcublas and libcublasLt from
+    the venv's wheel (the generated loader), on a machine without a GPU too."""
+    if blocked := bubblewrap_unavailable():
+        pytest.skip(f"the system CUDA toolkit cannot be hidden: {blocked}")
+    cuda_toolchain_wheels("nvidia-cublas>=13,<14", "nvidia-cuda-nvrtc>=13,<14")  # cuBLAS requires nvrtc
+    project = copy_sources(ROOT, tmp_path / "tensorlet")
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text().replace('requires = ["setuptools-buildkit", "pyyaml"]',
+                                         'requires = ["setuptools-buildkit", "pyyaml", "nvidia-cublas>=13,<14"]')
+    pyproject.write_text(text + CUBLAS_LIBRARY_DEPENDENCY)
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    env = without_system_cuda_env(python, tensorlet_wheelhouse, USE_CUDA="ON", USE_CUBLAS="ON",
+                                  TENSORLET_CUDA_ARCH_LIST="7.5")
+    built = run(without_system_cuda([sys.executable, "-m", "pip", "--python", python, "install", "-v", project]),
+                env=env)
+    log = built.stdout + built.stderr
+    assert "CUDA toolkit: NVIDIA's wheels, CUDA 13." in log and "cuBLAS=ON" in log, log[-3000:]
+    site = site_packages(python)
+    cuda = read_elf_dynamic((site / "tensorlet" / "lib" / "libtensorlet_cuda.so").read_bytes())
+    assert "libcublas.so.13" in cuda.needed and "$ORIGIN/../../nvidia/cu13/lib" in cuda.runpath, cuda
+    metadata = next(site.glob("tensorlet-*.dist-info")).joinpath("METADATA").read_text()
+    assert any(line.startswith("Requires-Dist: nvidia-cublas>=13.") for line in metadata.splitlines()), metadata
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    info, mapped = run(without_system_cuda([python, "-c", MAPPED_CUBLAS]), cwd=here, env=env).stdout.splitlines()
+    assert info == "True True None", info
+    lib = site / "nvidia" / "cu13" / "lib"
+    assert mapped == str([str(lib / "libcublas.so.13"), str(lib / "libcublasLt.so.13")]), mapped
+
+
 # torch 2.14.1's Linux wheel is a CUDA 13.0 build: it requires cuda-toolkit[cudart]==13.0.3, whose
 # nvidia-cuda-runtime puts libcudart.so.13 where tensorlet's wheel looks for it.
 TORCH_CUDA13 = "torch==2.14.1"
@@ -416,4 +461,153 @@ def test_gpu_where(cuda_or_skip):
     np.testing.assert_array_equal(got.cpu().numpy(), np.where(cond, a, b))
     np.testing.assert_array_equal(tl.where(cc, ca.transpose(0, 1).contiguous().transpose(0, 1), 0.5).cpu().numpy(),
                                   np.where(cond, a, 0.5).astype(np.float32))
+    tl.cuda.synchronize()
+
+
+# ---- arange, rand, randn, softmax on the GPU --------------------------------------------
+# rand and randn draw from Philox4x32-10 (csrc/ops/Philox.h): written out again here in
+# Python, checked against Random123's published known-answer vectors, and against the
+# header compiled for the host, so the device's numbers are checked bit for bit without
+# trusting either copy alone.
+MASK32 = 0xFFFFFFFF
+PHILOX_KAT = [  # Random123's tests/kat_vectors: (counter, key, result)
+    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((MASK32,) * 4, (MASK32,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+]
+PHILOX_HOST_PROGRAM = r"""
+#include <cstdio>
+#include "ops/Philox.h"
+int main() {
+  unsigned c[4], k[2];
+  while (std::scanf("%x %x %x %x %x %x", &c[0], &c[1], &c[2], &c[3], &k[0], &k[1]) == 6) {
+    tensorlet::Philox4x32 r = tensorlet::philox4x32_10({{c[0], c[1], c[2], c[3]}}, k[0], k[1]);
+    std::printf("%x %x %x %x\n", r.v[0], r.v[1], r.v[2], r.v[3]);
+  }
+}
+"""
+
+
+def philox4x32_10(counter, key) -> tuple:
+    c, (k0, k1) = list(counter), key
+    for round_ in range(10):
+        if round_:
+            k0, k1 = (k0 + 0x9E3779B9) & MASK32, (k1 + 0xBB67AE85) & MASK32
+        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+        c = [(p1 >> 32) ^ c[1] ^ k0, p1 & MASK32, (p0 >> 32) ^ c[3] ^ k1, p0 & MASK32]
+    return tuple(c)
+
+
+def philox_words(seed: int, first: int, counters: int) -> np.ndarray:
+    """[counters, 4] words of counters first, first + 1, ... under `seed` (Philox.h's philox_at)."""
+    key = (seed & MASK32, seed >> 32)
+    return np.array([philox4x32_10(((first + i) & MASK32, (first + i) >> 32, 0, 0), key)
+                     for i in range(counters)], dtype=np.uint64)
+
+
+def expected_uniforms(seed: int, first: int, n: int, dtype: str, open0: bool = False) -> np.ndarray:
+    """rand's values (open0: the (0, 1] uniforms randn starts from), in float64."""
+    if dtype == "float32":
+        w = philox_words(seed, first, -(-n // 4)).reshape(-1)
+        return ((w >> np.uint64(8)) + np.uint64(open0)).astype(np.float64)[:n] * 2.0 ** -24
+    w = philox_words(seed, first, -(-n // 2)).reshape(-1, 2)
+    bits = ((w[:, 0] << np.uint64(32)) | w[:, 1]) >> np.uint64(11)
+    return (bits + np.uint64(open0)).astype(np.float64)[:n] * 2.0 ** -53
+
+
+def test_philox_reference_matches_random123():
+    for counter, key, result in PHILOX_KAT:
+        assert philox4x32_10(counter, key) == result
+
+
+def test_philox_header_matches_random123(tmp_path):
+    """ops/Philox.h compiled for the host (TL_HOST_DEVICE is empty there) gives the vectors."""
+    source = tmp_path / "philox.cpp"
+    source.write_text(PHILOX_HOST_PROGRAM)
+    exe = tmp_path / "philox"
+    run([os.environ.get("CXX", "g++"), "-std=c++20", "-O2", "-I", ROOT / "csrc", source, "-o", exe])
+    lines = "".join(" ".join(f"{v:x}" for v in (*counter, *key)) + "\n" for counter, key, _ in PHILOX_KAT)
+    out = subprocess.run([exe], input=lines, capture_output=True, text=True, check=True).stdout.split("\n")
+    assert [tuple(int(v, 16) for v in line.split()) for line in out if line] == [r for _, _, r in PHILOX_KAT]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gpu_rand_randn_are_the_philox_stream(cuda_or_skip, dtype):
+    """rand after manual_seed(s): Philox's counters 0, 1, ... under key s, bit for bit; the next
+    call continues the stream; randn is Box-Muller of the same words; a seed repeats it."""
+    seed, n, m = 1234567890123, 1001, 37
+    per_counter = 4 if dtype == "float32" else 2
+    tl.manual_seed(seed)
+    a = tl.rand(n, dtype=getattr(tl, dtype), device="cuda").cpu().numpy()
+    b = tl.rand(m, dtype=getattr(tl, dtype), device="cuda").cpu().numpy()
+    assert a.dtype == np.dtype(dtype) and a.shape == (n,)
+    np.testing.assert_array_equal(a.astype(np.float64), expected_uniforms(seed, 0, n, dtype))
+    np.testing.assert_array_equal(b.astype(np.float64), expected_uniforms(seed, -(-n // per_counter), m, dtype))
+    tl.manual_seed(seed)
+    np.testing.assert_array_equal(tl.rand(n, dtype=getattr(tl, dtype), device="cuda").cpu().numpy(), a)
+
+    tl.manual_seed(seed)
+    z = tl.randn(n, dtype=getattr(tl, dtype), device="cuda").cpu().numpy()
+    pairs = -(-n // 2)
+    if dtype == "float32":  # words 2p (a (0, 1] uniform) and 2p + 1 of each counter make a pair
+        w = philox_words(seed, 0, -(-n // 4)).reshape(-1, 2, 2)
+        u_open0 = ((w[..., 0] >> np.uint64(8)) + np.uint64(1)).astype(np.float64).reshape(-1) * 2.0 ** -24
+        u = (w[..., 1] >> np.uint64(8)).astype(np.float64).reshape(-1) * 2.0 ** -24
+        tol = dict(rtol=2e-5, atol=2e-5)
+    else:
+        w = philox_words(seed, 0, pairs)
+        u_open0 = ((((w[:, 0] << np.uint64(32)) | w[:, 1]) >> np.uint64(11)) + np.uint64(1)).astype(np.float64)
+        u_open0 *= 2.0 ** -53
+        u = (((w[:, 2] << np.uint64(32)) | w[:, 3]) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+        tol = dict(rtol=1e-12, atol=1e-12)
+    r = np.sqrt(-2 * np.log(u_open0))
+    want = np.stack([r * np.cos(2 * np.pi * u), r * np.sin(2 * np.pi * u)], axis=-1).reshape(-1)[:n]
+    np.testing.assert_allclose(z.astype(np.float64), want, **tol)
+    big = tl.randn(1 << 20, dtype=getattr(tl, dtype), device="cuda").cpu().numpy()
+    assert abs(big.mean()) < 0.01 and abs(big.std() - 1) < 0.01
+    assert tl.rand(0, device="cuda").numel() == 0 and tl.randn((2, 0, 3), device="cuda").shape == (2, 0, 3)
+    with pytest.raises(TypeError, match="expected a floating point dtype"):
+        tl.rand(3, dtype=tl.int64, device="cuda")
+    tl.cuda.synchronize()
+
+
+ARANGE_CASES = [((5,), {}), ((0, 1, 0.25), {}), ((2, -7, -3), {}), ((1.0, 3.0), {}), ((0, 10**6 + 7), {}),
+                ((0.1, 2.3, 0.1), {}), ((-3, 40, 2), {"dtype": "uint8"}), ((0, 3), {"dtype": "bool"}),
+                ((0, 1, 0.1), {"dtype": "float64"}), ((5, 200, 7), {"dtype": "int32"}), ((4, 4), {})]
+
+
+def test_gpu_arange_is_the_cpus(cuda_or_skip):
+    """The same dtype, element count and values (bit for bit) as the CPU's arange."""
+    for args, dtype in ARANGE_CASES:
+        kw = {k: getattr(tl, v) for k, v in dtype.items()}
+        cpu, gpu = tl.arange(*args, **kw), tl.arange(*args, **kw, device="cuda")
+        assert gpu.device.type == "cuda" and (gpu.dtype, gpu.shape) == (cpu.dtype, cpu.shape), args
+        np.testing.assert_array_equal(gpu.cpu().numpy(), cpu.numpy(), err_msg=str(args))
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        tl.arange(0, 3, 0, device="cuda")
+    tl.cuda.synchronize()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gpu_softmax_rows_and_special_values(cuda_or_skip, dtype):
+    """Both kernels (a warp per row, a block per row past 1024), many rows, large values
+    (stability), -inf, a NaN row, and dtype=: the CPU kernel's results."""
+    rng = np.random.default_rng(3)
+    for shape, dim in (((5000, 7), 1), ((3, 1025), 1), ((2, 70000), -1), ((40, 3, 50), 0)):
+        a = rng.uniform(-50, 50, shape).astype(dtype) * 20
+        for name in ("softmax", "log_softmax"):
+            got = getattr(tl, name)(tl.from_numpy(a).cuda(), dim).cpu().numpy()
+            want = getattr(tl, name)(tl.from_numpy(a), dim).numpy()
+            tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(got, want, err_msg=f"{name} {shape} {dim}", **tol)
+    s = np.ones((3, 9), dtype=dtype)
+    s[0, 4], s[1, :] = np.nan, -np.inf
+    s[2, 0] = -np.inf
+    got = tl.from_numpy(s).cuda().softmax(1).cpu().numpy()
+    assert np.isnan(got[0]).all() and np.isnan(got[1]).all() and got[2, 0] == 0 and np.allclose(got[2, 1:], 1 / 8)
+    i = tl.arange(6, device="cuda").view(2, 3)
+    assert i.softmax(1, dtype=getattr(tl, dtype)).dtype == getattr(tl, dtype)
+    with pytest.raises(RuntimeError, match="not implemented for 'int64'"):
+        i.softmax(1)
     tl.cuda.synchronize()

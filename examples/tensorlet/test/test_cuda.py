@@ -611,3 +611,18 @@ def test_gpu_softmax_rows_and_special_values(cuda_or_skip, dtype):
     with pytest.raises(RuntimeError, match="not implemented for 'int64'"):
         i.softmax(1)
     tl.cuda.synchronize()
+
+
+def test_gpu_layouts_past_eight_dims(cuda_or_skip):
+    """The strided kernels walk the shared LoopPlan: 12 dims that no two merge (a reversed
+    permutation) run, as do 12 size-2 dims of contiguous operands that coalesce into one;
+    before, CUDA refused anything over 8 dims."""
+    rng = np.random.default_rng(12)
+    a, b = rng.standard_normal((2,) * 12).astype("float32"), rng.standard_normal((2,) * 12).astype("float32")
+    ta, tb = tl.from_numpy(a).cuda(), tl.from_numpy(b).cuda()
+    dims = list(range(11, -1, -1))
+    np.testing.assert_allclose((ta.permute(*dims) + tb).cpu().numpy(), a.transpose(dims) + b, rtol=1e-6)
+    np.testing.assert_allclose((ta * tb).cpu().numpy(), a * b, rtol=1e-6)
+    moved = tl.empty((2,) * 12, device="cuda").copy_(ta.permute(*dims))
+    np.testing.assert_array_equal(moved.cpu().numpy(), a.transpose(dims))
+    tl.cuda.synchronize()

@@ -5,24 +5,30 @@
 #include <initializer_list>
 
 #include "core/Tensor.h"
+#include "ops/TensorIterator.h"
 
 namespace tensorlet::cuda {
 
 void check(cudaError_t err, const char* what);
 
-constexpr int kMaxDims = 8;
-constexpr int kMaxKernelOperands = 4;  // the output and up to three inputs (where)
-constexpr int kThreads = 256;          // threads per block of every kernel but mm's
+// Dims of a strided kernel's layout after the shared LoopPlan has coalesced them (size-1
+// dims dropped, neighbours merged where every operand's strides line up): torch's
+// MAX_DIMS, a bound no tensorlet layout reaches in practice. The operands are LoopPlan's
+// own limit (the output and up to three inputs, where's), the CPU's too.
+constexpr int kMaxDims = 25;
+constexpr int kMaxKernelOperands = kMaxOperands;
+constexpr int kThreads = 256;  // threads per block of every kernel but mm's
 
-// Shape and per-operand strides (operand 0: the output) passed by value to the
-// elementwise kernels that walk arbitrary layouts.
+// The LoopPlan's shape and per-operand strides (operand 0: the output), passed by value
+// to the elementwise kernels that walk arbitrary layouts.
 struct Geometry {
   int ndim;
   int64_t sizes[kMaxDims];
   int64_t strides[kMaxKernelOperands][kMaxDims];
 };
 
-// Operands of one shape (the first one's), in order.
+// Operands of one shape (the first one's), in order: make_loop_plan's coalesced plan, the
+// one the CPU loops walk, so both backends coalesce the same way.
 Geometry geometry(std::initializer_list<const Tensor*> operands);
 
 // The stream every tensorlet kernel, copy and library call (cuBLAS) runs on: the default

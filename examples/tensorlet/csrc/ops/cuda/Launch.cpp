@@ -6,17 +6,16 @@
 namespace tensorlet::cuda {
 
 Geometry geometry(std::initializer_list<const Tensor*> operands) {
-  const Tensor& first = **operands.begin();
-  TL_CHECK(first.dim() <= kMaxDims, "CUDA kernels support at most ", kMaxDims, " dims");
   TL_CHECK(operands.size() <= kMaxKernelOperands, "CUDA kernels take at most ", kMaxKernelOperands, " operands");
+  const LoopPlan plan = make_loop_plan(operands);
+  const int ndim = static_cast<int>(plan.shape.size());
+  TL_CHECK(ndim <= kMaxDims, "CUDA kernels walk at most ", kMaxDims, " dims that cannot be coalesced, this layout has ",
+           ndim);
   Geometry g{};
-  g.ndim = static_cast<int>(first.dim());
-  for (int d = 0; d < g.ndim; ++d) g.sizes[d] = first.sizes()[d];
-  int k = 0;
-  for (const Tensor* t : operands) {
-    for (int d = 0; d < g.ndim; ++d) g.strides[k][d] = t->strides()[d];
-    ++k;
-  }
+  g.ndim = ndim;
+  for (int d = 0; d < ndim; ++d) g.sizes[d] = plan.shape[d];
+  for (int k = 0; k < plan.num_operands; ++k)
+    for (int d = 0; d < ndim; ++d) g.strides[k][d] = plan.strides[k][d];
   return g;
 }
 

@@ -229,7 +229,10 @@ function(_buildkit_torch_precompiled_headers target sabi)
       set(shared buildkit_torch_pch_${short})
       set(source "${CMAKE_BINARY_DIR}/buildkit_torch_pch/${short}.cpp")
       file(CONFIGURE OUTPUT "${source}" CONTENT "// compiled so that its precompiled torch headers exist\n")
-      add_library(${shared} OBJECT "${source}")
+      # CMake compiles a target's header only for a source that uses it: its one source, empty,
+      # is compiled too, which with GCC costs about one source (the header's pending template
+      # instantiations), beside the targets' own sources.
+      add_library(${shared} OBJECT EXCLUDE_FROM_ALL "${source}")
       target_link_libraries(${shared} PRIVATE buildkit::torch)
       if("torch/extension.h" IN_LIST ARGN)  # torch's Python API: Python.h
         target_link_libraries(${shared} PRIVATE Python::Module)
@@ -272,7 +275,7 @@ function(_buildkit_torch_pch_settle key)
       set_property(TARGET ${user} PROPERTY CXX_COMPILER_LAUNCHER "${CMAKE_CXX_COMPILER_LAUNCHER}")
     endforeach()
     if(shared)
-      set_target_properties(${shared} PROPERTIES PRECOMPILE_HEADERS "" EXCLUDE_FROM_ALL ON)
+      set_target_properties(${shared} PROPERTIES PRECOMPILE_HEADERS "")
     endif()
     message(STATUS "buildkit: ${named}: no precompiled torch headers in this build: ${sources} C++ sources "
                    "would use them, fewer than ${BUILDKIT_TORCH_PCH_MIN_SOURCES}, where compiling them first "
@@ -283,34 +286,50 @@ function(_buildkit_torch_pch_settle key)
     return()
   endif()
   list(GET users 0 first)
-  set(language_of_first "")
-  foreach(property CXX_STANDARD CXX_EXTENSIONS)
+  # The header is compiled as the first target compiles: its C++ standard and extensions, its
+  # compile options (torch_scatter's -DAT_PARALLEL_OPENMP, which torch's headers read), its
+  # definitions less TORCH_EXTENSION_NAME (each target's own; torch's headers never read it,
+  # and GCC refuses a header compiled with a macro a compile defines otherwise) and its
+  # include folders. A target that differs in any of these gets a header of its own.
+  foreach(property CXX_STANDARD CXX_EXTENSIONS COMPILE_OPTIONS INCLUDE_DIRECTORIES)
     get_target_property(value ${first} ${property})
     if(NOT value STREQUAL "value-NOTFOUND")
-      set_target_properties(${shared} PROPERTIES ${property} "${value}")
+      set_property(TARGET ${shared} PROPERTY ${property} "${value}")
     endif()
-    list(APPEND language_of_first "${value}")
   endforeach()
+  _buildkit_torch_pch_flags(${first} flags_of_first)
+  get_target_property(definitions ${first} COMPILE_DEFINITIONS)
+  list(FILTER definitions EXCLUDE REGEX "^TORCH_EXTENSION_NAME=")
+  set_property(TARGET ${shared} PROPERTY COMPILE_DEFINITIONS "${definitions}")
   list(TRANSFORM ARGN PREPEND "$<$<COMPILE_LANGUAGE:CXX>:<" OUTPUT_VARIABLE headers)
   list(TRANSFORM headers APPEND ">>")
   set(sharing "")
   foreach(user IN LISTS users)
-    set(language "")
-    foreach(property CXX_STANDARD CXX_EXTENSIONS)
-      get_target_property(value ${user} ${property})
-      list(APPEND language "${value}")
-    endforeach()
-    if(language STREQUAL language_of_first)
+    _buildkit_torch_pch_flags(${user} flags)
+    if(flags STREQUAL flags_of_first)
       list(APPEND sharing ${user})
     else()
       set_property(TARGET ${user} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM)  # no value: unset
       target_precompile_headers(${user} PRIVATE ${headers})
-      message(STATUS "buildkit: ${user}: precompiled torch headers of its own (its C++ standard and extensions "
-                     "${language} differ from ${first}'s ${language_of_first})")
+      message(STATUS "buildkit: ${user}: precompiled torch headers of its own (its C++ standard, extensions, "
+                     "compile options, definitions or include folders differ from ${first}'s)")
     endif()
   endforeach()
   list(JOIN sharing ", " sharing)
   message(STATUS "buildkit: ${sharing}: one precompiled header of torch's headers, in ${shared}")
+endfunction()
+
+# What of ``target``'s compile settings a shared precompiled header must match, as one string.
+function(_buildkit_torch_pch_flags target out)
+  set(flags "")
+  foreach(property CXX_STANDARD CXX_EXTENSIONS COMPILE_OPTIONS INCLUDE_DIRECTORIES COMPILE_DEFINITIONS)
+    get_target_property(value ${target} ${property})
+    if(property STREQUAL "COMPILE_DEFINITIONS")
+      list(FILTER value EXCLUDE REGEX "^TORCH_EXTENSION_NAME=")
+    endif()
+    string(APPEND flags "${property}=${value}|")
+  endforeach()
+  set(${out} "${flags}" PARENT_SCOPE)
 endfunction()
 
 # A compiler cache and the precompiled torch headers of ``target`` (see the top).

@@ -231,8 +231,9 @@ class Project:
         """The CUDA toolkit this build compiles with (``cuda-toolkit``), for a project that compiles
         CUDA (its CMakeLists or cache says so, or it builds against a CUDA build of torch); a toolkit
         from NVIDIA's wheels is mirrored with the build environment."""
-        request = cuda_request(self.cache, self.settings.source_dir / "CMakeLists.txt", self.options.defines(),
-                               drop_in=bool(self.settings.generated_source))
+        # Before the configure: a damaged cache is the configure's to name (and start from scratch).
+        request = cuda_request(self._cache_file.readable_entries(), self.settings.source_dir / "CMakeLists.txt",
+                               self.options.defines(), drop_in=bool(self.settings.generated_source))
         if not request.compiles_cuda:
             return ToolkitChoice(None)
         choice = choose_toolkit(self.options.cuda_toolkit, self.options, self.build_environment.site_dirs, request)

@@ -326,12 +326,17 @@ class BuildFolderCache:
             self._read = read_complete_cache(self.path)
         return self._read
 
-    def value(self, name: str) -> str | None:
-        """An entry's value; None without the entry, without a cache, or with a damaged one."""
+    def readable_entries(self) -> CMakeCache | None:
+        """:meth:`entries`, or None where the file is damaged: for what is decided before the
+        configure, whose decision names the damage and starts from scratch."""
         try:
-            cache = self.entries()
+            return self.entries()
         except CMakeCacheError:
             return None
+
+    def value(self, name: str) -> str | None:
+        """An entry's value; None without the entry, without a cache, or with a damaged one."""
+        cache = self.readable_entries()
         return cache.get_value(name) if cache is not None else None
 
     def forget(self) -> None:

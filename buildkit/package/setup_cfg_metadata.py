@@ -77,18 +77,23 @@ def dropped_fields(root: Path, project_fields: Collection[str], dynamic: Collect
 
 def refuse_crashing_readme(root: Path, project_fields: Collection[str], dynamic: Collection[str]) -> None:
     """Before a build: a long description setuptools would crash on stops it now."""
+    _refuse_readme(root, dropped_fields(root, project_fields, dynamic))
+
+
+def check(root: Path, project_fields: Collection[str], dynamic: Collection[str]) -> None:
+    """Before setuptools runs: the crashing long description refused, each other dropped field named
+    (setup.cfg read once)."""
     dropped = dropped_fields(root, project_fields, dynamic)
+    _refuse_readme(root, dropped)
+    for project_field, key in sorted(dropped.items()):
+        console.warn(f"setup.cfg {key} is ignored: pyproject.toml's [project] neither sets `{project_field}` nor "
+                     f"lists it in `dynamic`, so setuptools drops it (PEP 621); move it to [project]")
+
+
+def _refuse_readme(root: Path, dropped: dict[str, str]) -> None:
     if "readme" in dropped:
         raise ConfigError(
             f"{root / 'setup.cfg'} sets {dropped['readme']}, but pyproject.toml's [project] neither sets `readme` "
             "nor lists it in `dynamic`: setuptools would ignore it, then stop with a traceback after the build.",
             "Move it to [project] (`readme = \"README.md\"`), or add \"readme\" to [project] `dynamic` and "
             "buildkit fills it from [tool.buildkit] readme (README.md by default).")
-
-
-def check(root: Path, project_fields: Collection[str], dynamic: Collection[str]) -> None:
-    """Before setuptools runs: the crashing long description refused, each other dropped field named."""
-    refuse_crashing_readme(root, project_fields, dynamic)
-    for project_field, key in sorted(dropped_fields(root, project_fields, dynamic).items()):
-        console.warn(f"setup.cfg {key} is ignored: pyproject.toml's [project] neither sets `{project_field}` nor "
-                     f"lists it in `dynamic`, so setuptools drops it (PEP 621); move it to [project]")

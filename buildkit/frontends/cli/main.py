@@ -34,6 +34,8 @@ DELEGATED: dict[str, tuple[str, str]] = {
                "build, repair (auditwheel), audit and smoke-test the wheels CI publishes"),
     "init": ("buildkit.frontends.cli.init",
              "scaffold a new project: C++ library, Python package, tests, CI (--cuda, --split)"),
+    "dist-cluster": ("buildkit.frontends.cli.dist_cluster",
+                     "run a local sccache-dist cluster (scheduler + N build servers) to build through"),
 }
 
 

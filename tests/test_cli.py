@@ -17,7 +17,8 @@ BUILDKIT = [sys.executable, "-m", "buildkit"]
 
 def test_help_lists_every_subcommand():
     text = run([*BUILDKIT, "--help"]).stdout
-    for name in ("develop", "build", "options", "doctor", "report", "clean", "linker-script", "docs"):
+    for name in ("develop", "build", "options", "doctor", "report", "clean", "linker-script", "docs",
+                 "dist-cluster"):
         assert name in text
 
 

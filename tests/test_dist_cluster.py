@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -151,3 +152,35 @@ def test_bad_arguments_are_one_paragraph(arguments: list[str], words: str, tmp_p
         pytest.skip(f"no local sccache-dist cluster here: {stderr}")
     assert status == 1 and words in stderr and "Traceback" not in stderr, stderr
     assert [p.name for p in occupied.iterdir()] == ["notes.txt"]
+
+
+FAILING_SCHEDULER = """#!/bin/sh
+# sccache-dist whose scheduler cannot start; its build servers run until stopped
+case "$1" in
+  --version) echo "sccache 0.16.0" ;;
+  auth) echo "generated-secret-$2" ;;
+  scheduler) echo "error: Address already in use (os error 98)" >&2; sleep 0.5; exit 1 ;;
+  server) echo $$ >> "$(dirname "$0")/server-pids"; exec sleep 300 ;;
+esac
+"""
+
+
+def test_a_failed_start_stops_what_it_started_and_says_why(tmp_path: Path) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "sccache-dist").write_text(FAILING_SCHEDULER)
+    (tools / "sccache").write_text("#!/bin/sh\nexit 0\n")
+    for name in ("sccache", "sccache-dist"):
+        (tools / name).chmod(0o755)
+    env = {**base_environment(), "PATH": f"{tools}:/usr/bin:/bin"}
+    process = subprocess.run([sys.executable, "-m", "buildkit", "dist-cluster", "--dir", str(tmp_path / "cluster")],
+                             env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                             check=False)
+    stderr = " ".join(unboxed(process.stderr).split())
+    if process.returncode == UNAVAILABLE:
+        pytest.skip(f"no local sccache-dist cluster here: {stderr}")
+    assert process.returncode == 1 and "Traceback" not in stderr, stderr
+    assert "the scheduler (pid" in stderr and "Address already in use" in stderr, stderr
+    servers = [int(pid) for pid in (tools / "server-pids").read_text().split()]
+    assert len(servers) == 2 and not [pid for pid in servers if alive(pid)]
+    assert not (tmp_path / "cluster" / "cluster.json").exists()

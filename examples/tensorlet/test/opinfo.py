@@ -68,7 +68,7 @@ def _np_sigmoid(x):
 
 
 def _np_relu(x):
-    return np.where(x > 0, x, np.zeros_like(x))
+    return np.where(x < 0, np.zeros_like(x), x)  # torch's: NaN and -0.0 pass
 
 
 def _np_sign(x):

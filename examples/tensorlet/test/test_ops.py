@@ -193,6 +193,12 @@ def test_factories():
     assert 0 <= a.numpy().min() and a.numpy().max() < 1
     r = tl.randn(10000)
     assert abs(r.mean().item()) < 0.05 and abs(r.numpy().std() - 1) < 0.05
+    # Refused as torch refuses them, with its class: "arange_cpu" / "check_uniform_bounds" not implemented for ...
+    with pytest.raises(RuntimeError, match="arange: not implemented for 'bool'"):
+        tl.arange(0, 3, dtype=tl.bool)
+    for factory in (tl.rand, tl.randn):
+        with pytest.raises(RuntimeError, match="not implemented for 'int32'"):
+            factory(2, dtype=tl.int32)
     assert tl.empty(2, 0).numel() == 0
     t = tl.zeros(2, requires_grad=True)
     assert t.requires_grad and t.is_leaf
@@ -296,6 +302,17 @@ def test_python_operators_and_metadata():
     assert repr(tl.float64) == "tensorlet.float64"
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [3, 67])  # the scalar loop, and the vector body with a tail
+def test_sign_of_zero_in_abs_and_relu(dtype, n):
+    """As torch: abs clears the sign bit (abs(-0.0) is 0.0), relu zeroes only negatives
+    (relu(-0.0) is -0.0); on a contiguous run and a strided view."""
+    x = np.full(n, -0.0, dtype)
+    for t in (tl.from_numpy(x), tl.from_numpy(np.repeat(x, 2))[::2]):
+        assert not np.signbit(tl.abs(t).numpy()).any()
+        assert np.signbit(tl.relu(t).numpy()).all()
+
+
 def test_neg_bool_and_bad_arguments_raise():
     with pytest.raises(RuntimeError, match="Negation"):
         -tl.tensor([True])
@@ -328,7 +345,7 @@ sys.stdout.buffer.write(out.getvalue())
 """
 UNARY_REFERENCE = {  # NumPy's libm, in the input's dtype, with the rules of ops/UnaryOps.h
     "neg": np.negative, "abs": np.abs, "sqrt": np.sqrt, "exp": np.exp, "log": np.log, "tanh": np.tanh,
-    "relu": lambda x: np.where((x > 0) | np.isnan(x), x, 0).astype(x.dtype),
+    "relu": lambda x: np.where(x < 0, 0, x).astype(x.dtype),  # NaN and -0.0 pass, as in torch
     "sign": lambda x: ((x > 0).astype(x.dtype) - (x < 0)).astype(x.dtype),  # NaN gives 0
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
 }
@@ -339,7 +356,8 @@ UNARY_REFERENCE = {  # NumPy's libm, in the input's dtype, with the rules of ops
 def test_unary_simd_kernels(capability, dtype):
     """The SIMD kernels of the unary ops (contiguous float32/float64 runs; each CPU
     variant, TENSORLET_CPU_CAPABILITY) agree with libm within the op-info tolerance over
-    the whole float range, and exactly where libm's result is NaN, infinite or zero."""
+    the whole float range, and exactly where libm's result is NaN, infinite or zero (the
+    sign of a zero included)."""
     env = {**os.environ, "PYTHONPATH": str(Path(tl.__file__).resolve().parent.parent)}
     if capability != "best":
         env["TENSORLET_CPU_CAPABILITY"] = capability
@@ -352,4 +370,6 @@ def test_unary_simd_kernels(capability, dtype):
             got, want = np.load(stream), reference(x)
             exact = ~np.isfinite(want) | (want == 0)
             np.testing.assert_array_equal(got[exact], want[exact], err_msg=op)
+            zero = want == 0  # and the sign of a zero (torch's abs(-0.0) is 0.0, relu(-0.0) -0.0)
+            np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(want[zero]), err_msg=f"{op}: sign of 0")
             np.testing.assert_allclose(got[~exact], want[~exact], rtol=TOL[dtype]["rtol"], atol=0, err_msg=op)

@@ -89,6 +89,8 @@ ArangeSpec arange_spec(const Scalar& start, const Scalar& end, const Scalar& ste
   ArangeSpec spec;
   spec.floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
   spec.dtype = dtype.value_or(spec.floating ? kDefaultFloat : ScalarType::Long);
+  // As torch ("arange_cpu" not implemented for 'Bool'): a range of bools has no step.
+  TL_CHECK(spec.dtype != ScalarType::Bool, "arange: not implemented for 'bool'");
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   TL_CHECK_VALUE(st != 0, "step must be nonzero");
   TL_CHECK_VALUE((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and larger bound inconsistent with step sign");
@@ -117,7 +119,8 @@ Tensor arange_generic(const Scalar& start, const Scalar& end, const Scalar& step
 
 ScalarType random_dtype(const char* name, const std::optional<ScalarType>& dtype) {
   const ScalarType dt = dtype.value_or(kDefaultFloat);
-  TL_CHECK_TYPE(is_floating_type(dt), name, ": expected a floating point dtype, got ", scalar_type_name(dt));
+  // A dtype refused as torch refuses it: RuntimeError ("check_uniform_bounds" not implemented for 'Long').
+  TL_CHECK(is_floating_type(dt), name, ": not implemented for '", scalar_type_name(dt), "' (a floating point dtype is needed)");
   return dt;
 }
 

@@ -19,17 +19,18 @@ struct Neg {
   TL_HOST_DEVICE T operator()(T a) const { return static_cast<T>(-a); }
 };
 
-template <typename T>
+template <typename T>  // floats: the sign bit cleared, so abs(-0.0) is 0.0 (and NaN stays NaN), as in torch
 struct Abs {
   TL_HOST_DEVICE T operator()(T a) const {
     if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return a;
+    else if constexpr (std::is_floating_point_v<T>) return std::fabs(a);
     else return static_cast<T>(a < 0 ? -a : a);
   }
 };
 
-template <typename T>  // NaN passes through, as in torch
+template <typename T>  // only negatives become 0: NaN and -0.0 pass through, as in torch (relu(-0.0) is -0.0)
 struct Relu {
-  TL_HOST_DEVICE T operator()(T a) const { return (a > T(0) || a != a) ? a : T(0); }
+  TL_HOST_DEVICE T operator()(T a) const { return a < T(0) ? T(0) : a; }
 };
 
 template <typename T>  // -1, 0 or 1 (unsigned and bool: 0 or 1)

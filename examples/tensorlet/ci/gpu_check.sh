@@ -52,7 +52,7 @@ step build 240 env USE_CUDA=ON USE_CUBLAS="$USE_CUBLAS" TENSORLET_CUDA_ARCH_LIST
 (cd examples/tensorlet && $PY -c "import tensorlet.config as c; c.main()") || true
 # torch's own checks (test_semantics.py's torch rows) stay out of this process: importing
 # torch after tensorlet crashed there (see torch_after_tensorlet below); they run on their own.
-TAIL=45 step tests 200 $PY -m pytest -p no:cacheprovider -q -rfs $T/test_opinfo.py $T/test_cuda.py $T/test_semantics.py \
+TAIL=45 step tests 200 $PY -m pytest -p no:cacheprovider -q -rfs $T/test_opinfo.py $T/test_op_table.py $T/test_cuda.py $T/test_semantics.py \
   -k "not torch and not full_build and not build_compiles and not build_imports and not runtime_comes"
 step bench 180 $PY benchmarks/cuda_kernels.py
 # On the H200 image, `import tensorlet` then `import torch` inside pytest segfaulted in
@@ -62,7 +62,8 @@ step bench 180 $PY benchmarks/cuda_kernels.py
 TAIL=20 step torch_after_tensorlet 60 $PY -X faulthandler -c "import tensorlet as tl
 x = tl.ones(4, device='cuda'); assert (x + x).cpu().tolist() == [2.0] * 4
 import torch; print('torch', torch.__version__, 'imported after tensorlet ran CUDA kernels'); print(torch.ones(2).cuda() + 1)"
-step torch_semantics 90 $PY -m pytest -p no:cacheprovider -q -rfs $T/test_semantics.py -k torch
+# -m: test_op_table_matches_torch is torch-marked; here it runs the op table's cuda column.
+step torch_semantics 90 $PY -m pytest -p no:cacheprovider -q -rfs -m "torch or not torch" $T/test_semantics.py -k torch
 SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 step sanitizer 150 "$SANITIZER" --tool memcheck --error-exitcode 99 $PY -m pytest -p no:cacheprovider -q \
   $T/test_opinfo.py $T/test_cuda.py -k "cuda and not full_build and not build_ and not runtime_comes"

@@ -5,6 +5,7 @@ the in-place build that skip, with the reason, without a device or a CUDA build
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -13,7 +14,9 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import op_table
 import pytest
+from test_op_table import registered_backends
 
 from buildkit.package.elf import read_elf_dynamic
 from buildkit_testing.cuda import (
@@ -200,6 +203,23 @@ def test_cuda_build_compiles_and_links(full_build):
 
 @pytest.mark.slow
 @needs_nvcc
+def test_cuda_kernels_are_the_op_tables_cuda_column(full_build):
+    """The session's CUDA build (no GPU needed): the dispatcher's registered CUDA kernels,
+    with the composite ones that run on every backend, are exactly op_table.py's cuda
+    column: every overload of ops.yaml, none missing, none extra."""
+    if not full_build.cuda_requested:
+        pytest.skip("nvcc not found: the session's full build has no CUDA")
+    out = full_build.python_run(
+        "import json, tensorlet as tl; assert tl.cuda.is_built()\n"
+        "print(json.dumps({n.removeprefix('tensorlet::'): tl.ops.dispatch_table(n) for n in tl.ops.names()"
+        " if n.startswith('tensorlet::')}))")
+    tables = json.loads(out.stdout.strip().splitlines()[-1])
+    assert sorted(tables) == sorted(row.name for row in op_table.ROWS)
+    differ = [row.name for row in op_table.ROWS
+              if ("cuda" in registered_backends(tables[row.name])) != row.has_kernel("cuda")]
+    assert not differ, f"CUDA registrations that are not the table's cuda column: {differ}"
+
+
 def test_cuda_build_imports_on_a_cpu_only_machine(full_build):
     """Importing the CUDA build without a GPU works: CPU tensors compute, CUDA says unavailable."""
     out = full_build.python_run(

@@ -2,15 +2,17 @@
 arithmetic, alpha, in-place casts, integer results) and the dtypes each op
 refuses: checked on tensorlet, and on torch where it is installed, so that the
 table states torch's behaviour and tensorlet follows it (torch is a reference
-here only, never a dependency)."""
+here only, never a dependency). test_op_table_matches_torch (`-m torch`) walks
+op_table.py's whole table (every overload of ops.yaml x dtype) on tensorlet and torch."""
 
 from __future__ import annotations
 
 import importlib.util
 
 import numpy as np
+import op_table
 import pytest
-from opinfo import OPS, RULES, Rule, sample
+from opinfo import ALL, OPS, RULES, Rule, sample
 
 from conftest import requires_build, tl
 
@@ -64,3 +66,52 @@ def test_table_matches_torch(op):
         with pytest.raises(RuntimeError) as info:  # tensorlet's class too (test_opinfo.refuses)
             getattr(torch, op.name)(*[torch.from_numpy(a) for a in arrays], *((0,) if op.kind == "softmax" else ()))
         assert re.search(pattern, str(info.value)), str(info.value)
+
+
+# Cells where tensorlet knowingly differs from torch: (overload, dtype, backend) -> why.
+# Each must still differ (a fixed one fails until it is taken out); none is skipped.
+KNOWN_DIFFERENCES: dict[tuple[str, str, str], str] = {}
+
+
+def table_problems(torch, backend: str) -> tuple[list[str], set]:
+    """Every cell of op_table on `backend`: tensorlet's outcome against the table and
+    against torch's on the CPU (both accept, with the same dtype, shape and values, or
+    both refuse with the table's error). The problems, and the known differences seen."""
+    problems, differing = [], set()
+    for row in op_table.ROWS:
+        for dtype in ALL:
+            key = (row.name, dtype, backend)
+            ours = op_table.run_cell(tl, op_table.tensorlet_op(tl, row), row, dtype, backend)
+            theirs = op_table.run_cell(torch, op_table.torch_op(torch, row), row, dtype, "cpu")
+            refusal = row.refusal(dtype, backend)
+            if refusal and refusal.pattern == op_table.NO_CUDA_KERNEL:  # no kernel here: torch's CPU is no guide
+                found = [op_table.refusal_problem(ours, refusal)]
+            elif refusal:
+                found = [op_table.refusal_problem(ours, refusal),
+                         (p := op_table.refusal_problem(theirs, refusal)) and f"torch {p}"]
+            elif isinstance(ours, Exception) or isinstance(theirs, Exception):
+                found = [f"tensorlet: {ours!r}, torch: {theirs!r}; the table says supported"]
+            else:
+                found = [op_table.result_problem(ours, theirs, row)]
+            found = [p for p in found if p]
+            if found and key in KNOWN_DIFFERENCES:
+                differing.add(key)
+            elif found:
+                problems += [f"{row.name} {dtype} {backend}: {p}" for p in found]
+    return problems, differing
+
+
+@needs_torch
+@requires_build
+@pytest.mark.torch
+@pytest.mark.parametrize("backend", op_table.BACKENDS)
+def test_op_table_matches_torch(backend):
+    """The op table (op_table.py: every overload of ops.yaml x dtype), cell by cell on
+    tensorlet and torch. The cuda column runs where tensorlet has a CUDA device."""
+    if reason := op_table.unavailable(tl, backend):
+        pytest.skip(f"{backend} column: {reason}")
+    problems, differing = table_problems(_torch(), backend)
+    listed = {key for key in KNOWN_DIFFERENCES if key[2] == backend}
+    problems += [f"{key}: listed in KNOWN_DIFFERENCES ({KNOWN_DIFFERENCES[key]}) but agrees with torch now"
+                 for key in sorted(listed - differing)]
+    assert not problems, f"{len(problems)} cells differ from the table or torch:\n" + "\n".join(problems)

@@ -337,6 +337,16 @@ def _integer_results(T):
     assert _dt(T.argmax(x)) == "int64"
 
 
+def _out_dtypes(T):
+    x = _t(T, [-1.0, 2.0], "float32")
+    for op in ("neg", "abs", "sign"):  # relu too (torch: only aten's relu.out takes out=)
+        for dtype in ("float64", "int64"):
+            _refuses(lambda: getattr(T, op)(x, out=T.empty(0, dtype=getattr(T, dtype))), r"Found dtype \w+ but expected")
+    _refuses(lambda: T.softmax(x, 0, dtype=T.int64), r"not implemented for '(Long|int64)'")
+    assert _dt(T.exp(x, out=T.empty(0, dtype=T.float64))) == "float64"
+    assert T.add(x, x, out=T.empty(0, dtype=T.float64)).tolist() == [-2.0, 4.0]
+
+
 def _numbers_for_tensors(T):
     x = _t(T, [1.0, 3.0], "float32")
     for op in ("add", "sub", "mul", "div", "eq", "lt", "gt"):
@@ -361,6 +371,9 @@ RULES = [
          "result", _alpha),
     Rule(("add", "mul", "div"), "in-place: the result dtype must cast to self's (int32.add_(float32) and "
          "int32.div_(int32) are refused); integer results wrap around", _inplace_casts),
+    Rule(("neg", "abs", "sign", "relu", "exp", "add", "softmax"), "out= and dtype=: the ops that keep their input's "
+         "dtype write only into an out= of that dtype; the float functions and the binary ops cast into out=; "
+         "softmax's dtype= must be a float", _out_dtypes),
     Rule(("add", "sub", "mul", "div", "eq", "lt", "gt", "maximum", "mm", "matmul", "bmm"), "a Python number "
          "stands for a tensor only in the arithmetic ops, the comparisons and where (torch's Scalar overloads); "
          "maximum, mm, matmul and bmm refuse one", _numbers_for_tensors),

@@ -313,6 +313,12 @@ def test_sign_of_zero_in_abs_and_relu(dtype, n):
         assert np.signbit(tl.relu(t).numpy()).all()
 
 
+def test_relu_out_takes_only_its_inputs_dtype():
+    """As torch's aten relu.out (torch.relu has no out=): no cast into another dtype."""
+    with pytest.raises(RuntimeError, match="relu: Found dtype float64 but expected float32"):
+        tl.relu(tl.ones(2), out=tl.empty(0, dtype=tl.float64))
+
+
 def test_neg_bool_and_bad_arguments_raise():
     with pytest.raises(RuntimeError, match="Negation"):
         -tl.tensor([True])

@@ -109,6 +109,10 @@ UnaryIteration unary_iteration(UnaryOp op, const Tensor& self, Tensor out) {
            "use the `~` or `logical_not()` operator instead.");
   TL_CHECK(!(op == UnaryOp::Relu && compute == ScalarType::Bool), "Boolean inputs not supported for relu");
   TL_CHECK(!(op == UnaryOp::Abs && compute == ScalarType::Bool), name, ": not implemented for 'bool'");
+  // As torch: an op that keeps its input's dtype (neg, abs, sign, relu) writes only into an
+  // out= of that dtype; the ones that promote to float cast into out= (ElementwiseOutput).
+  TL_CHECK(!out.defined() || unary_promotes(op) || out.dtype() == compute, name, ": Found dtype ",
+           scalar_type_name(out.dtype()), " but expected ", scalar_type_name(compute), " (the dtype of out=)");
   UnaryIteration it{elementwise_output(std::move(out), self.sizes(), compute, self.device(), name)};
   it.compute = compute;
   if (!self.device().is_meta()) it.a = cast_to(self, compute);

@@ -13,6 +13,8 @@ SoftmaxIteration softmax_iteration(const Tensor& self, int64_t dim, const std::o
   TL_CHECK(dtype || is_floating_type(self.dtype()), "softmax/log_softmax: not implemented for '",
            scalar_type_name(self.dtype()), "' (a floating point input, or dtype=, is needed)");
   const ScalarType dt = dtype ? *dtype : self.dtype();
+  TL_CHECK(is_floating_type(dt), "softmax/log_softmax: not implemented for '", scalar_type_name(dt),
+           "' (dtype= must be a floating point type)");
   SoftmaxIteration it;
   it.dim = wrap_dim(dim, self.dim());
   it.out = empty_tensor(self.sizes(), dt, self.device());

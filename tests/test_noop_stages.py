@@ -80,3 +80,42 @@ def test_the_summary_counts_the_build_the_first_stage_started(test_package, over
     output = run(develop, cwd=project, env=env).stderr
     found = re.search(r"done in ([\d.]+) s: build ([\d.]+) s", output)
     assert found and float(found[2]) >= 1.5 and float(found[1]) >= float(found[2]), output
+
+
+def answered_by_first_stage(python: Path, project: Path) -> bool:
+    """A `buildkit build` with nothing to do (it says "up to date"): whether the no-op's first
+    stage answered it, which never loads the project (the full command does)."""
+    done = run([python, "-X", "importtime", "-m", "buildkit", "build", project], cwd=project, env=clean_env())
+    assert "up to date" in done.stderr and "compiling" not in done.stderr, done.stderr
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    return "buildkit.project" not in imported
+
+
+@pytest.mark.slow
+def test_a_module_rebuilt_into_the_package_folder_leaves_the_next_build_a_no_op(
+        test_package, overlay_python: Path, tmp_path: Path) -> None:
+    """The install step replaces a rebuilt module in the package folder, which moves the
+    folder's time: the no-op record counts the folder by its listing, so the build after a
+    rebuild is the first stage's no-op again (it was the full command, and for a
+    buildkit.torch project its setup.py: 8 s, torch imported).  An editor's save through a
+    rename and the bytecode cache an import writes keep the no-op; a module added hands over."""
+    project = test_package("src_layout", tmp_path / "src_layout")
+    package = project / "src" / "srcpkg"
+    run([overlay_python, "-m", "buildkit", "build", project], cwd=project, env=clean_env())
+    assert answered_by_first_stage(overlay_python, project)
+
+    core = project / "csrc" / "core.c"
+    core.write_text(core.read_text().replace("3 * value", "value * 3"))
+    rebuilt = run([overlay_python, "-m", "buildkit", "build", project], cwd=project, env=clean_env()).stderr
+    assert "done in" in rebuilt and "configuring" not in rebuilt, rebuilt
+    assert answered_by_first_stage(overlay_python, project)
+
+    init = package / "__init__.py"
+    (package / "__init__.py.new").write_text(init.read_text() + "# saved\n")
+    (package / "__init__.py.new").rename(init)
+    (package / "__pycache__").mkdir()
+    assert answered_by_first_stage(overlay_python, project)
+
+    (package / "added.py").write_text("")
+    assert not answered_by_first_stage(overlay_python, project)  # a new module: the full command, which records it
+    assert answered_by_first_stage(overlay_python, project)

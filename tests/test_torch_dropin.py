@@ -112,12 +112,17 @@ def test_extension_cpp_like_develop_no_op_and_edits(test_package: Callable[..., 
     output = develop(torch_python, project, **env)
     assert "compiling" in output and setup_runs(log) == 1, output
     checked(torch_python, OPS_CHECK, tmp_path / "elsewhere")
+    # And the develop after it is a no-op again: the install replaced the module in the package
+    # folder (its time moved, its list did not), and the import wrote a bytecode cache there.
+    output = develop(torch_python, project, **env)
+    assert "up to date" in output and setup_runs(log) == 1, output
 
     # An edit to setup.py runs it again (its extensions may have changed); nothing is rebuilt.
     setup_py = project / "setup.py"
     setup_py.write_text(setup_py.read_text() + "# an edit\n")
     output = develop(torch_python, project, **env)
     assert setup_runs(log) == 2 and "configuring" not in output and "compiling" not in output, output
+    assert "running setup.py: setup.py changed since the last develop" in output, output
 
     # A source added where setup.py globs runs setup.py again, which builds it in.
     (ops.parent / "twice.cpp").write_text(
@@ -125,8 +130,8 @@ def test_extension_cpp_like_develop_no_op_and_edits(test_package: Callable[..., 
         "static at::Tensor twice(const at::Tensor& x) { return x * 2; }\n"
         'TORCH_LIBRARY_FRAGMENT(dropin_ops, m) { m.def("twice(Tensor x) -> Tensor"); }\n'
         'TORCH_LIBRARY_IMPL(dropin_ops, CPU, m) { m.impl("twice", &twice); }\n')
-    develop(torch_python, project, **env)
-    assert setup_runs(log) == 3
+    output = develop(torch_python, project, **env)
+    assert setup_runs(log) == 3 and "running setup.py: the sources in dropin_ops/csrc changed" in output, output
     checked(torch_python, "import torch, dropin_ops\nx = torch.ones(3)\n"
                           "assert torch.equal(torch.ops.dropin_ops.twice(x), 2 * x)\n", tmp_path / "elsewhere")
 
@@ -206,11 +211,22 @@ def test_torch_scatter_like_cuda_libraries_compile_and_load(test_package: Callab
     csrc/cuda's kernel in the one that has it; the package loads the cuda ones."""
     toolkit = cuda_toolkit_for(torch_python)
     project = test_package("torch_dropin_segments")
-    output = develop(torch_python, project, FORCE_CUDA="1", CUDA_HOME=str(toolkit), TORCH_CUDA_ARCH_LIST="7.5")
+    log = tmp_path / "setup-runs.txt"
+    env = {"FORCE_CUDA": "1", "CUDA_HOME": str(toolkit), "TORCH_CUDA_ARCH_LIST": "7.5", "DROPIN_SETUP_LOG": str(log)}
+    output = develop(torch_python, project, **env)
     modules = checked(torch_python, SEGMENTS_CHECK, tmp_path / "elsewhere")  # the CPU kernel, from the cuda library
     assert "['_segment_cpu.so', '_segment_cuda.so', '_version_cpu.so', '_version_cuda.so']" in modules, modules
     ninja = (build_folder(project) / "build.ninja").read_text()
     assert "segment_cuda.cu" in ninja and "sm_75" in ninja and "-DWITH_CUDA" in ninja, output
+
+    # A one-token .cu edit is ninja's, and the develop after it a no-op: setup.py runs neither
+    # (the rebuilt library the install put into the package folder once made the next one run it).
+    kernel = project / "csrc" / "cuda" / "segment_cuda.cu"
+    kernel.write_text(kernel.read_text().replace("kThreads = 256;", "kThreads = 128;"))
+    output = develop(torch_python, project, **env)
+    assert "compiling" in output and setup_runs(log) == 1, output
+    output = develop(torch_python, project, **env)
+    assert "up to date" in output and setup_runs(log) == 1, output
 
 
 SCATTER_CHECK = """

@@ -321,3 +321,34 @@ def test_the_no_op_record_lists_the_sources_of_setup_pys_folders(tmp_path: Path)
     assert noop_record.inputs(str(tmp_path), True, [], [str(folder)])["listings"] == before["listings"]
     (folder / "b.cu").write_text("")
     assert noop_record.inputs(str(tmp_path), True, [], [str(folder)])["listings"] == {str(folder): ["a.cpp", "b.cu"]}
+
+
+def test_what_made_a_develop_more_than_a_no_op_is_named(tmp_path: Path) -> None:
+    """A buildkit.torch develop that runs setup.py (it imports torch: seconds) says which of the
+    no-op record's inputs changed; a module replaced in the package folder is none of them."""
+    from buildkit.frontends import noop_record
+    from buildkit.frontends.noop_finish import NO_BUILD
+
+    root, build = tmp_path / "project", tmp_path / "project" / "build"
+    csrc, package = root / "csrc", root / "pkg"
+    for folder in (csrc, package, build):
+        folder.mkdir(parents=True)
+    (root / "setup.py").write_text("setup()\n")
+    (csrc / "a.cpp").write_text("")
+    (package / "_C.so").write_text("built")
+    assert noop_record.changed_inputs(str(root), True, str(build)) == []  # no record: the first develop
+
+    folders, packages = [str(csrc)], [str(package)]
+    noop_record.write_record(str(build), {
+        "files": [], "folders": folders, "packages": packages, "build_dir": str(build), **NO_BUILD,
+        "inputs": noop_record.inputs(str(root), True, [], folders, packages=packages)})
+    (package / "_C.so.new").write_text("rebuilt")
+    (package / "_C.so.new").rename(package / "_C.so")  # as the install replaces a rebuilt module
+    (package / "__pycache__").mkdir()
+    assert noop_record.changed_inputs(str(root), True, str(build)) == []
+
+    (root / "setup.py").write_text("setup(name='x')\n")
+    (csrc / "b.cu").write_text("")
+    (package / "extra.py").write_text("")
+    assert noop_record.changed_inputs(str(root), True, str(build)) == [
+        "setup.py", "the sources in csrc", "the modules in pkg"]

@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 
 from buildkit._util import console
+from buildkit._util.interpreter import default_build_dir
 from buildkit.config.drop_in import uses_drop_in
 from buildkit.config.invocation import Invocation
 from buildkit.errors import BuildkitError
-from buildkit.frontends import develop_state, editable, handoff
+from buildkit.frontends import develop_state, editable, handoff, noop_record
 from buildkit.frontends.setuptools.flow import setup
 from buildkit.project import Project
 
@@ -61,6 +62,10 @@ def develop_setup_py(root: Path, invocation: Invocation, *, register: bool) -> P
     """A buildkit.torch project: its setup.py is its configuration, so it runs (``build_ext
     --inplace``), and its BuildExtension builds; then the editable install is kept current.
     The next develop with nothing changed answers from the no-op record without running it."""
+    changed = noop_record.changed_inputs(str(root), register, default_build_dir(str(root)))
+    if changed:  # setup.py imports torch (seconds): say what made this develop more than a no-op
+        more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        console.info(f"running setup.py: {', '.join(changed[:3])}{more} changed since the last develop")
     built = handoff.TorchBuild()
     with handoff.calling_setup(handoff.Caller(invocation, torch_build=built)):
         run_setup_command(root, ["build_ext", "--inplace"])

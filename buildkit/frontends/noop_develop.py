@@ -104,8 +104,8 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None, *, f
     # `buildkit develop`, then an editable install's rebuild on import, stays a no-op.
     recorded = record["inputs"]
     registered = register or recorded.get("register") is True
-    now = inputs(root, registered, list(recorded["files"]), record["folders"], fixed=()) if for_import else \
-        inputs(root, registered, record["files"], record["folders"])
+    files, fixed = (list(recorded["files"]), ()) if for_import else (record["files"], None)
+    now = inputs(root, registered, files, record["folders"], fixed=fixed, packages=record["packages"])
     if recorded != now:
         return False
     if held_here(record["build_dir"]):

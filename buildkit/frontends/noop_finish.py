@@ -80,17 +80,19 @@ def record(project: Project, register: bool) -> None:
     # itself, and rewrites after each edit) and this one.
     for folder in [build_dir, *(Path(other["build_dir"]) for other in build["build_types"])]:
         files += [str(p) for p in sorted((folder / ".buildkit").glob("*.json")) if not p.name.startswith("install-")]
-    files += [str(project.settings.package_dir), str(project.root / project.settings.version_file),
+    files += [str(project.root / project.settings.version_file),
               str(project.root / project.settings.readme)]  # the registration's METADATA holds the README
     stub = project.settings.extension
     files += [str(project.root / source) for source in (stub.sources if stub else ())]
     files += noop_record.buildkit_files()
     files = list(dict.fromkeys(files))
     folders = [str(folder) for folder in project.settings.configuration_inputs]  # a buildkit.torch setup.py's globs
+    packages = [str(project.settings.package_dir)]
     root = str(project.root)
-    noop_record.write_record(str(build_dir), {"files": files, "folders": folders,
-                                              "inputs": noop_record.inputs(root, register, files, folders),
-                                              "build_dir": str(build_dir), **build})
+    noop_record.write_record(str(build_dir), {
+        "files": files, "folders": folders, "packages": packages,
+        "inputs": noop_record.inputs(root, register, files, folders, packages=packages),
+        "build_dir": str(build_dir), **build})
 
 
 # A project without a CMake part (`cmake = false`): no build command, which the first stage

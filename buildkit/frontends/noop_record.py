@@ -25,7 +25,7 @@ try:  # built into CPython; hashlib would load OpenSSL's library for the same di
 except ImportError:  # pragma: no cover - interpreters without it
     from hashlib import blake2b
 
-HEADER = marshal_file.header("no-op record 5")
+HEADER = marshal_file.header("no-op record 6")
 # Variables a shell changes between commands without changing what a build does, and the
 # mark an editable install's rebuild on import gives its build (buildkit/editable_rebuild.py).
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID",
@@ -39,14 +39,17 @@ VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_S
 _STARTING_ENVIRONMENT = dict(os.environ)
 _STARTING_PATH = tuple(sys.path if sys.flags.safe_path else sys.path[1:])
 # What the first stage needs from a record, with its type.
-FIELDS = {"files": list, "folders": list, "inputs": dict, "build_dir": str, "build_command": list, "jobs": int,
-          "install_prefix": str, "install_root": str, "cmake": str, "build_type": str, "install_summary": str,
-          "build_types": list}
+FIELDS = {"files": list, "folders": list, "packages": list, "inputs": dict, "build_dir": str, "build_command": list,
+          "jobs": int, "install_prefix": str, "install_root": str, "cmake": str, "build_type": str,
+          "install_summary": str, "build_types": list}
 # What the first stage needs of each other build type of a build-type list (its own build
 # folder, built and installed after the primary one): "build_dir", "build_command", "install_summary".
 # The sources a setup.py finds by globbing a folder (buildkit.torch projects: the suffixes of
 # builder/configure/torch_project.py's LANGUAGES): a folder's record is the list of these.
 LISTED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".cu")
+# What a package folder holds that names no module: the interpreter's bytecode cache, which
+# the first import after a build writes there.
+UNLISTED_IN_PACKAGES = frozenset({"__pycache__"})
 
 
 def stat_of(path: str) -> list[int] | None:
@@ -94,22 +97,37 @@ def _environment() -> str:
 
 
 def inputs(root: str, register: bool, files: list[str], folders: Sequence[str] = (),
-           fixed: Sequence[str] | None = None) -> dict[str, Any]:
+           fixed: Sequence[str] | None = None, packages: Sequence[str] = ()) -> dict[str, Any]:
     """What the no-op depends on now: ``files`` are the recorded run's own (its build
-    folder's records, tools, package folder, buildkit's modules), ``folders`` those whose
-    sources a buildkit.torch setup.py found by globbing (their listing, not their time: an
-    editor that saves through a new file and a rename changes a folder's time, not its list),
-    ``fixed`` those of every run (by default its configuration files, git's HEAD and the
-    import path's folders)."""
+    folder's records, tools, buildkit's modules), ``folders`` those whose sources a
+    buildkit.torch setup.py found by globbing, ``packages`` the package folders (the modules
+    and packages there: the editable registration and a setup.py's find_packages() see
+    them), ``fixed`` those of every run (by default its configuration files, git's HEAD and
+    the import path's folders).  A folder counts by its listing, never its time: an editor
+    that saves through a new file and a rename moves a folder's time, and so does the
+    install step that puts a rebuilt module into the package folder (CMake replaces the
+    file), after which the next develop would be the full command (a buildkit.torch
+    project's setup.py, which imports torch)."""
     every = [*(_fixed_files(root) if fixed is None else fixed), *files]
     return {"register": register, "python": sys.executable, "prefix": sys.prefix,
             "environment": _environment(), "files": {path: stat_of(path) for path in every},
-            "listings": {folder: _sources_in(folder) for folder in folders}}
+            "listings": {folder: _sources_in(folder) for folder in folders},
+            "modules": {folder: _modules_in(folder) for folder in packages}}
 
 
 def _sources_in(folder: str) -> list[str] | None:
     try:
         return sorted(name for name in os.listdir(folder) if name.endswith(LISTED_SUFFIXES))
+    except OSError:
+        return None
+
+
+def _modules_in(folder: str) -> list[str] | None:
+    """A package folder's entries, less the bytecode cache and hidden names (an editor's swap
+    and lock files, the temporary file of an atomic save or install)."""
+    try:
+        return sorted(name for name in os.listdir(folder)
+                      if not name.startswith(".") and name not in UNLISTED_IN_PACKAGES)
     except OSError:
         return None
 
@@ -133,6 +151,32 @@ def read_record(build_dir: str) -> dict[str, Any] | None:
 
 def write_record(build_dir: str, record: dict[str, Any]) -> None:
     marshal_file.write(record_path(build_dir), HEADER, record)
+
+
+def changed_inputs(root: str, register: bool, build_dir: str) -> list[str]:
+    """The inputs of the record in ``build_dir`` that differ now, named as a message says them
+    (paths relative to ``root``); empty where there is no record or nothing differs (the no-op's
+    first stage compares the same, and hands over at the first difference)."""
+    record = read_record(build_dir)
+    if record is None:
+        return []
+    recorded = record["inputs"]
+    now = inputs(root, register or recorded.get("register") is True, record["files"], record["folders"],
+                 packages=record["packages"])
+
+    def named(path: str) -> str:
+        inside = os.path.relpath(path, root)
+        return path if inside.startswith(os.pardir) else inside
+
+    found = [f"the interpreter ({now[key]})" for key in ("python", "prefix") if recorded[key] != now[key]]
+    found += ["the editable registration (a develop after a build)"] if recorded["register"] != now["register"] else []
+    found += ["the environment variables"] if recorded["environment"] != now["environment"] else []
+    found += [named(path) for path, stat in now["files"].items() if recorded["files"].get(path) != stat]
+    found += [f"the sources in {named(folder)}" for folder, listing in now["listings"].items()
+              if recorded["listings"].get(folder) != listing]
+    found += [f"the modules in {named(folder)}" for folder, listing in now["modules"].items()
+              if recorded["modules"].get(folder) != listing]
+    return found
 
 
 def regenerated(record: dict[str, Any], build_dir: str | None = None) -> bool:

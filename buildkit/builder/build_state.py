@@ -36,9 +36,12 @@ PACKAGE_DATA_RECORD = "package-data.json"  # build_py: the package-data listings
 LEFT_OUT_REPORT = "left-out-installed-files.json"  # package.installed: what a wheel leaves out
 DEPENDENCIES_RECORD = "library-dependencies.json"  # package.dependencies: other wheels' libraries
 BUILD_TRACE = "build-trace.json"  # cli.report: the default trace file
+DIST_RECORD = "distributed.json"  # dist_session: the cluster found, the last build's counts and failure
+DIST_SERVER_LOG = "sccache-server.log"  # dist_session: the warnings of the build's own sccache server
+DIST_PROBE = "dist-probe"  # dist_session: a folder, the test compile that checks the cluster takes work
 FIXED_STATE_FILES = (MARKER, LOCK, CONFIGURE_RECORD, TOOLCHAIN_RECORD, TOOL_PROBES, BUILD_ENV_RECORD,
                      COMPILE_COMMANDS_STAMP, DEVELOP_RECORD, NOOP_RECORD, PACKAGE_DATA_RECORD, LEFT_OUT_REPORT,
-                     DEPENDENCIES_RECORD, BUILD_TRACE)
+                     DEPENDENCIES_RECORD, BUILD_TRACE, DIST_RECORD, DIST_SERVER_LOG)
 # install_step and install_manifest: one set per install prefix (prefix_key), as
 # <name>-<key><suffix>.
 INSTALL_STATE = {"record": ("install-", ".record"), "script": ("install-", ".cmake"),

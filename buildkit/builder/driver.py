@@ -72,19 +72,13 @@ from buildkit.builder.toolchain.compiler_checks import (
     compilers_from_cache,
     vanished_compiler_hint,
 )
-from buildkit.builder.toolchain.jobs import default_job_count
+from buildkit.builder.toolchain.dist_session import DistributedBuild, announce, report
+from buildkit.builder.toolchain.jobs import default_job_count, total_memory_mb
 from buildkit.builder.toolchain.tools import Toolchain
+from buildkit.config.modes import Distribution
 from buildkit.config.options import BuildOptions
 from buildkit.config.settings import ProjectSettings
 from buildkit.errors import BuildFailedError, ConfigError
-
-# FindPython (and pybind11's older FindPythonInterp/Libs) cache what they found
-# under these names; -U drops them so they are looked up again for the new Python.
-PYTHON_CACHE_PATTERNS = ("Python_*", "Python3_*", "PYTHON_*", "_Python*", "_PYTHON*")
-
-
-# The install RPATH of every configure unless the project sets its own: the library's own folder.
-DEFAULT_INSTALL_RPATH = {"linux": "$ORIGIN", "darwin": "@loader_path"}
 
 
 def resolved_build_type(options: BuildOptions, cache: BuildFolderCache) -> str:
@@ -134,9 +128,11 @@ class CMakeDriver:
         self.build_dir = Path(build_dir or settings.build_dir).absolute()
         self.source_dir = settings.source_dir
         # An in-place build for the edit loop (not a wheel's) compiles one CUDA architecture.
+        local_jobs = (default_job_count(available_memory_mb=total_memory_mb(), job_memory_mb=settings.job_memory_mb)
+                      if options.dist is Distribution.SCCACHE else None)
         self.arguments = ConfigureArguments(options, self.source_dir, self.build_dir, self.configured_prefix,
                                             tuple(map(str, prefix_path)), tuple(map(str, module_path)),
-                                            dict(extra_defines), develop)
+                                            dict(extra_defines), develop, local_jobs)
         self.fingerprint_path = Path(state_path(self.build_dir, CONFIGURE_RECORD))
         self.lock_timeout = lock_timeout
         # Shared with the Project that made this driver: one reading of the cache per version.
@@ -300,11 +296,13 @@ class CMakeDriver:
         self.cache_file.forget()
 
     # -------------------------------------------------------------- build
-    def job_count(self) -> int:
+    def job_count(self, remote_slots: int | None = None) -> int:
+        """MAX_JOBS, else the cores and memory allow, else a cluster's remote slots when there are more."""
         if self.options.jobs:
             return self.options.jobs
-        return default_job_count(job_memory_mb=self.settings.job_memory_mb, cuda=self._uses_cuda(),
-                                 cuda_job_memory_mb=self.settings.cuda_job_memory_mb)
+        local = default_job_count(job_memory_mb=self.settings.job_memory_mb, cuda=self._uses_cuda(),
+                                  cuda_job_memory_mb=self.settings.cuda_job_memory_mb)
+        return max(local, remote_slots or 0)
 
     def _uses_cuda(self) -> bool:
         # Before the first configure the job count is not needed; no cache, no CUDA.
@@ -318,9 +316,21 @@ class CMakeDriver:
                 "-j", str(jobs), *(["--verbose"] if self.options.verbose else [])]
 
     def build(self) -> StepResult:
-        jobs = self.job_count()
-        return run_step("build", self.build_command(jobs), build_dir=self.build_dir,
-                        verbose=self.options.verbose, jobs=jobs)
+        if (launcher := self.arguments.distributed_launcher()) is None:
+            jobs = self.job_count()
+            return run_step("build", self.build_command(jobs), build_dir=self.build_dir,
+                            verbose=self.options.verbose, jobs=jobs)
+        dist = DistributedBuild(launcher, self.build_dir)
+        plan = dist.start(self._cached("CMAKE_C_COMPILER") or self._cached("CMAKE_CXX_COMPILER"))
+        jobs = self.job_count(plan.slots)
+        announce(plan, jobs, self.arguments.local_pool_depth(), self.options.sources.get("max_jobs"))
+        result = None
+        try:
+            result = run_step("build", self.build_command(jobs), build_dir=self.build_dir,
+                              verbose=self.options.verbose, jobs=jobs)
+            return result
+        finally:
+            report(dist, self.build_dir, result.edges if result else None)
 
     # ------------------------------------------------------------ install
     def install(self, build: StepResult | None = None) -> StepResult | None:

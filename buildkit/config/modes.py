@@ -44,3 +44,10 @@ class CudaToolkit(enum.Enum):
     WHEEL = "wheel"  # NVIDIA's toolchain wheels in the build environment (site-packages/nvidia/cu<N>)
     SYSTEM = "system"  # the machine's CUDA installation, found as CMake finds it
     AUTO = "auto"  # the system's when its CUDA major is the one asked for, else the wheels'
+
+
+class Distribution(enum.Enum):
+    """Where a build's compiles run: on this machine, or on an sccache-dist cluster."""
+
+    NONE = "none"
+    SCCACHE = "sccache"

@@ -34,7 +34,7 @@ from buildkit.config.forwarding import (
     refuse_reserved_arguments,
     refuse_unused_config_settings,
 )
-from buildkit.config.modes import CudaToolkit, WheelMode
+from buildkit.config.modes import CudaToolkit, Distribution, WheelMode
 from buildkit.config.parsing import (  # noqa: F401  re-exported: the parsers belong to the options' API
     BUILD_TYPES,
     check_text,
@@ -43,6 +43,7 @@ from buildkit.config.parsing import (  # noqa: F401  re-exported: the parsers be
     parse_build_type,
     parse_build_type_list,
     parse_cuda_toolkit,
+    parse_distribution,
     parse_epoch,
     parse_generator,
     parse_nonempty,
@@ -199,6 +200,14 @@ class BuildOptions:
         "BUILDKIT_COMPILER_LAUNCHER", parse_nonempty, "program",
         "Compiler launcher (ccache, sccache) for C, C++ and CUDA. Unset: ccache or sccache when found on "
         "PATH; `none`: no launcher.", key="compiler-launcher")
+    dist: Distribution = option(
+        "BUILDKIT_DIST", parse_distribution, "one of `none` or `sccache`",
+        "Distributed compiles: `sccache` compiles C, C++ and CUDA through sccache on the sccache-dist cluster "
+        "that sccache's own client configuration names (`SCCACHE_CONF`, else `~/.config/sccache/config`: "
+        "scheduler URL and credentials, which buildkit never shows or copies), with ninja's job count sized to the "
+        "cluster's remote slots and links kept to a pool sized to this machine; when the cluster cannot take work "
+        "the build compiles locally after one message saying why. `none`: every compile on this machine. "
+        "docs/distributed.md has the details.", key="dist", default=Distribution.NONE)
     prioritized_text: bool | None = option(
         "USE_PRIORITIZED_TEXT_FOR_LD", parse_bool, "boolean",
         "Link with a linker script that puts the listed hot functions first in .text.")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 
 from buildkit._util.switches import FALSE_WORDS, TRUE_WORDS, switch_word
-from buildkit.config.modes import CudaToolkit
+from buildkit.config.modes import CudaToolkit, Distribution
 from buildkit.errors import ConfigError
 
 BUILD_TYPES = ("Debug", "Release", "RelWithDebInfo", "MinSizeRel")
@@ -108,6 +108,16 @@ def parse_cuda_toolkit(value: str, name: str) -> CudaToolkit:
                       "Use `wheel` (nvcc, headers and libraries from NVIDIA's wheels in the build environment), "
                       "`system` (the CUDA installation on this machine) or `auto` (the system's when it has the "
                       "CUDA major version asked for, else the wheels').")
+
+
+def parse_distribution(value: str, name: str) -> Distribution:
+    word = value.strip().lower()
+    for distribution in Distribution:
+        if distribution.value == word:
+            return distribution
+    raise ConfigError(f"{name}={value!r} is not a way to distribute compiles.",
+                      "Use `sccache` (compiles through sccache on the sccache-dist cluster its client "
+                      "configuration names; docs/distributed.md) or `none` (every compile on this machine).")
 
 
 def parse_args(value: str, name: str) -> tuple[str, ...]:

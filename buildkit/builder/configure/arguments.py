@@ -21,8 +21,10 @@ from buildkit.builder.configure.configure_state import TOOL_LABELS, python_ident
 from buildkit.builder.configure.torch_env import project_uses_torch
 from buildkit.builder.toolchain import cuda_arch
 from buildkit.builder.toolchain.compiler_checks import named_compilers
+from buildkit.builder.toolchain.dist_session import LOCAL_POOL, distributed_launcher
 from buildkit.builder.toolchain.jobs import cpu_count
 from buildkit.builder.toolchain.tools import Toolchain
+from buildkit.config.modes import Distribution
 from buildkit.config.options import BuildOptions, merged_prefix_path
 
 # FindPython (and pybind11's older FindPythonInterp/Libs) cache what they found
@@ -43,13 +45,36 @@ class ConfigureArguments:
     module_path: tuple[str, ...]  # the build environment's cmake.module folders
     extra_defines: Mapping[str, str]  # what the project sets (its SKBUILD_* variables...)
     develop: bool  # an in-place build for the edit loop: one CUDA architecture
+    # Distributed builds: the depth of the job pool that keeps local-heavy steps to this machine's
+    # means (None: its cores).
+    local_jobs: int | None = None
 
     def launcher(self) -> str | None:
         # ccache/sccache are worth using whenever they are installed; an explicit
         # BUILDKIT_COMPILER_LAUNCHER (or a forwarded -D) wins, and "none" turns it off.
+        if distributed := self.distributed_launcher():
+            return ";".join(distributed)
         if self.options.compiler_launcher:
             return None if self.options.compiler_launcher.lower() == "none" else self.options.compiler_launcher
         return shutil.which("ccache") or shutil.which("sccache")
+
+    def distributed_launcher(self) -> list[str] | None:
+        """sccache at the build folder's own server (BUILDKIT_DIST=sccache); None for local compiles."""
+        if self.options.dist is not Distribution.SCCACHE:
+            return None
+        return distributed_launcher(self.options.compiler_launcher, self.build_dir)
+
+    def local_pool_depth(self) -> int:
+        return self.local_jobs or cpu_count()
+
+    def job_pools(self) -> dict[str, str]:
+        """A distributed build's CMake job pool: ninja runs as many compiles as the cluster has slots, and
+        the steps that stay on this machine (links, which also make static archives and CUDA device
+        links, and precompiled headers) share a pool sized to its cores and memory."""
+        if self.options.dist is not Distribution.SCCACHE:
+            return {}
+        return {"CMAKE_JOB_POOLS": f"{LOCAL_POOL}={self.local_pool_depth()}", "CMAKE_JOB_POOL_LINK": LOCAL_POOL,
+                "CMAKE_JOB_POOL_PRECOMPILE_HEADER": LOCAL_POOL, "BUILDKIT_LOCAL_JOB_POOL": LOCAL_POOL}
 
     def torch_pch(self) -> str:
         """BUILDKIT_TORCH_PCH for cmake/BuildkitTorch.cmake (read by torch extensions only)."""
@@ -90,6 +115,7 @@ class ConfigureArguments:
             defines.update({f"CMAKE_{lang}_COMPILER_LAUNCHER": launcher for lang in ("C", "CXX", "CUDA")})
         if architectures := self.cuda_architectures[0]:
             defines["CMAKE_CUDA_ARCHITECTURES"] = architectures
+        defines.update(self.job_pools())
         defines["BUILDKIT_TORCH_PCH"] = self.torch_pch()
         if project_uses_torch(self.source_dir / "CMakeLists.txt"):  # else a develop and a wheel build would differ
             defines["BUILDKIT_TORCH_PCH_MIN_SOURCES"] = self.torch_pch_min_sources()
@@ -116,6 +142,7 @@ class ConfigureArguments:
             "CMAKE_PREFIX_PATH": merged_prefix_path(o, self.prefix_path),
             "CMAKE_MODULE_PATH (entry points)": ";".join(self.module_path) or None,
             "compiler launcher": self.launcher(),
+            "job pools": " ".join(f"{k}={v}" for k, v in self.job_pools().items()) or None,
             "CUDA architectures": self.cuda_architectures[0],
             "torch precompiled headers": self.torch_pch(),
             "default install RPATH": DEFAULT_INSTALL_RPATH.get(sys.platform),

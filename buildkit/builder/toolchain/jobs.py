@@ -50,13 +50,21 @@ def available_memory_mb(meminfo: Path = Path("/proc/meminfo"), cgroup_root: Path
     return available
 
 
-def _meminfo_available(meminfo: Path) -> int | None:
+def total_memory_mb(meminfo: Path = Path("/proc/meminfo"), cgroup_root: Path = CGROUP_ROOT) -> int | None:
+    """The machine's memory (its cgroup's limit where lower), in MiB: unlike the free memory,
+    the same from one build to the next, so a job pool written into the build files keeps its depth."""
+    total = _meminfo_available(meminfo, "MemTotal:")
+    limit = _cgroup_memory_left(cgroup_root, used=False)
+    return limit if total is None else min(total, limit) if limit is not None else total
+
+
+def _meminfo_available(meminfo: Path, field: str = "MemAvailable:") -> int | None:
     try:
         text = meminfo.read_text()
     except OSError:
         return None
     for line in text.splitlines():
-        if line.startswith("MemAvailable:"):
+        if line.startswith(field):
             return int(line.split()[1]) // 1024  # kB
     return None
 
@@ -74,14 +82,14 @@ def _sysconf_memory() -> int | None:
     return None
 
 
-def _cgroup_memory_left(root: Path) -> int | None:
+def _cgroup_memory_left(root: Path, used: bool = True) -> int | None:
     for limit_file, usage_file in (("memory.max", "memory.current"),
                                    ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):
         limit, usage = _read_words(root / limit_file), _read_words(root / usage_file)
         # v1 reports "no limit" as a huge number; anything beyond 2**60 is that.
         if limit and limit[0].isdigit() and int(limit[0]) < 2 ** 60:
-            used = int(usage[0]) if usage and usage[0].isdigit() else 0
-            return max(0, int(limit[0]) - used) // _MIB
+            taken = int(usage[0]) if used and usage and usage[0].isdigit() else 0
+            return max(0, int(limit[0]) - taken) // _MIB
     return None
 
 

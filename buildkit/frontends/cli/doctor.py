@@ -28,6 +28,7 @@ from buildkit.builder.toolchain.cuda_arch import (
     normalize_cuda_architectures,
 )
 from buildkit.builder.toolchain.cuda_toolkit import ToolkitChoice, choose_toolkit, cuda_request, toolkit_version
+from buildkit.builder.toolchain.dist_session import doctor_findings
 from buildkit.builder.toolchain.jobs import available_memory_mb, default_job_count, memory_warning
 from buildkit.builder.toolchain.tools import (
     Compilers,
@@ -41,6 +42,7 @@ from buildkit.builder.toolchain.tools import (
     version_at_least,
 )
 from buildkit.config.drop_in import tool_settings, uses_drop_in
+from buildkit.config.modes import Distribution
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.parsing import parse_bool
 from buildkit.config.settings import ProjectSettings, setting_default
@@ -113,6 +115,9 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
                                  or project_uses_torch(settings.source_dir / "CMakeLists.txt")):
         checks.append(_check_torch(installed_torch()))
     checks.append(_check_launcher(options, cache_path))
+    if options.dist is Distribution.SCCACHE:  # the cluster, its toolchains, the last build's failure
+        build_dir = settings.build_dir if settings else Path("build")
+        checks += [Check(**vars(f)) for f in doctor_findings(options.compiler_launcher, build_dir)]
     checks.append(_check_memory(settings, options, cuda=uses_cuda))
     return checks + [_check_wheel_tool(name) for name in WHEEL_TOOLS]
 

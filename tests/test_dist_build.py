@@ -30,17 +30,9 @@ import pytest
 from buildkit._util.toml_text import toml_text
 from buildkit.builder.build_state import BUILD_NINJA, RULES_NINJA
 from buildkit.builder.driver import CMakeDriver
-from buildkit.builder.toolchain import dist_session
+from buildkit.builder.toolchain import dist_session, distributed
 from buildkit.builder.toolchain.dist_session import DistributedBuild, distributed_launcher, read_record
-from buildkit.builder.toolchain.distributed import (
-    ClusterStatus,
-    CompileCounts,
-    client_config_path,
-    innermost_cause,
-    parse_dist_status,
-    parse_stats,
-    read_client_config,
-)
+from buildkit.builder.toolchain.distributed import ClusterStatus, CompileCounts
 from buildkit.builder.toolchain.tools import Tool, Toolchain
 from buildkit.config.modes import Distribution
 from buildkit.config.options import load_options, option_keys
@@ -169,13 +161,13 @@ def test_another_launcher_or_no_sccache_is_refused(tmp_path: Path, monkeypatch) 
     ('["SchedulerStatus"]', ClusterStatus("unreadable", reason='["SchedulerStatus"]')),
     ('{"NewState":1,"Other":2}', ClusterStatus("unreadable", reason='{"NewState":1,"Other":2}'))])
 def test_dist_status_is_read_defensively(text: str, expected: ClusterStatus) -> None:
-    status = parse_dist_status(text)
+    status = distributed.parse_dist_status(text)
     assert status == expected
     assert (status.problem() is None) == (expected.servers > 0)
 
 
 def test_each_unusable_cluster_has_its_own_words() -> None:
-    assert parse_dist_status('{"SchedulerStatus":["http://s/",{"num_servers":0,"num_cpus":0,"in_progress":0}]}'
+    assert distributed.parse_dist_status('{"SchedulerStatus":["http://s/",{"num_servers":0,"num_cpus":0,"in_progress":0}]}'
                              ).problem() == "the scheduler http://s/ has no build servers"
     assert "cannot be reached (sccache: refused)" in str(ClusterStatus("not connected", "http://s/",
                                                                        reason="refused").problem())
@@ -192,7 +184,7 @@ STATS = {"stats": {"compilations": 9, "dist_compiles": {"127.0.0.1:1": 4, "127.0
     ("not json", None), ("{}", None), (json.dumps({"stats": {"compilations": 1}}), None),
     (json.dumps({"stats": {**STATS["stats"], "cache_hits": []}}), None)])
 def test_stats_are_read_defensively(text: str, expected: CompileCounts | None) -> None:
-    assert parse_stats(text) == expected
+    assert distributed.parse_stats(text) == expected
 
 
 def test_a_builds_counts_are_the_difference() -> None:
@@ -200,18 +192,19 @@ def test_a_builds_counts_are_the_difference() -> None:
 
 
 def test_the_client_config_is_found_as_sccache_finds_it(tmp_path: Path) -> None:
-    assert client_config_path({"SCCACHE_CONF": "/etc/sccache.toml", "HOME": "/h"}) == Path("/etc/sccache.toml")
+    found = distributed.client_config_path
+    assert found({"SCCACHE_CONF": "/etc/sccache.toml", "HOME": "/h"}) == Path("/etc/sccache.toml")
     if sys.platform.startswith("linux"):
-        assert client_config_path({"HOME": "/h"}) == Path("/h/.config/sccache/config")
-        assert client_config_path({"HOME": "/h", "XDG_CONFIG_HOME": "/x"}) == Path("/x/sccache/config")
-        assert client_config_path({"HOME": "/h", "XDG_CONFIG_HOME": "rel"}) == Path("/h/.config/sccache/config")
+        assert found({"HOME": "/h"}) == Path("/h/.config/sccache/config")
+        assert found({"HOME": "/h", "XDG_CONFIG_HOME": "/x"}) == Path("/x/sccache/config")
+        assert found({"HOME": "/h", "XDG_CONFIG_HOME": "rel"}) == Path("/h/.config/sccache/config")
 
 
 def test_the_client_configs_token_is_kept_out_of_sight(tmp_path: Path) -> None:
     path = tmp_path / "config"
     path.write_text('[cache.disk]\ndir = "/c"\n[dist]\nscheduler_url = "https://sched:10600"\n'
                     'toolchains = []\n[dist.auth]\ntype = "token"\ntoken = "s3cr3t-token"\n')
-    config = read_client_config(path)
+    config = distributed.read_client_config(path)
     assert (config.scheduler_url, config.auth, config.problem) == ("https://sched:10600", "token", None)
     assert "s3cr3t" not in repr(config)
     assert config.redact("401 for s3cr3t-token") == "401 for <secret>"
@@ -227,7 +220,7 @@ def test_a_client_config_without_a_scheduler_is_a_problem_not_an_error(tmp_path:
     path = tmp_path / "config"
     if text is not None:
         path.write_text(text)
-    assert problem in str(read_client_config(path).problem)
+    assert problem in str(distributed.read_client_config(path).problem)
 
 
 def test_toml_text_reads_back_as_the_same_data() -> None:
@@ -242,9 +235,19 @@ def test_sccaches_error_chain_is_cut_to_its_ends() -> None:
     chain = {"description": "assign job failed", "cause": {"description": "POST failed", "cause": {
         "description": "Connection refused (os error 111)", "cause": None}}}
     warning = f"[x.o]: Could not perform distributed compile, falling back to local: Error 500: {json.dumps(chain)}"
-    assert innermost_cause(warning) == ("[x.o]: Could not perform distributed compile, falling back to local: "
-                                        "Error 500: assign job failed: Connection refused (os error 111)")
-    assert innermost_cause("plain words") == "plain words"
+    assert distributed.innermost_cause(warning) == (
+        "[x.o]: Could not perform distributed compile, falling back to local: "
+        "Error 500: assign job failed: Connection refused (os error 111)")
+    assert distributed.innermost_cause("plain words") == "plain words"
+
+
+def test_the_summary_line_names_each_count_and_the_precompiled_header_sources() -> None:
+    assert distributed.counts_line(CompileCounts(remote=3, local=1, cached=2, fallbacks=1), local_pch=2) == (
+        "distributed compiles (sccache): 3 remote, 1 local, 2 from cache (1 of the local ones failed remotely "
+        "first); 2 translation units with a precompiled header compiled locally without sccache, which cannot "
+        "distribute or cache them")
+    assert distributed.counts_line(CompileCounts(remote=4), local_pch=0) == (
+        "distributed compiles (sccache): 4 remote, 0 local, 0 from cache")
 
 
 # ------------------------------------------------------------- the real cluster
@@ -280,7 +283,7 @@ def _dist_env(cluster: LocalCluster, home: Path, **overrides: str) -> dict[str, 
 
 
 def _secrets(cluster: LocalCluster) -> list[str]:
-    config = read_client_config(cluster.client_config)
+    config = distributed.read_client_config(cluster.client_config)
     assert config.secrets, "the local cluster's client authenticates with a token"
     return list(config.secrets)
 

@@ -62,6 +62,7 @@ BAD_VALUES = {
     "architecture list": "",
     "integer": "yesterday",
     "one of `wheel`, `system` or `auto`": "conda",
+    "one of `none` or `sccache`": "distcc",
 }
 ALWAYS_VALID_KINDS = {"flags", "path list"}
 
@@ -85,7 +86,7 @@ def test_the_option_table_is_the_declared_fields():
     assert {o.key for o in table if o.key} == option_keys() == {
         "build-type", "max-jobs", "use-ninja", "generator", "verbose", "compiler-launcher", "cuda-arch-list",
             "develop-cuda-arch-list", "library-only", "editable-rebuild", "editable-verbose",
-            "torch-precompiled-headers", "cuda-toolkit"}
+            "torch-precompiled-headers", "cuda-toolkit", "dist"}
     assert len({o.env for o in table}) == len(table)
 
 

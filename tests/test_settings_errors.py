@@ -124,6 +124,8 @@ WRONG_TYPES = [
      "[tool.buildkit] cuda-toolkit must be one of `wheel`, `system` or `auto`, not 'conda'."),
     ("torch-precompiled-headers", 'torch-precompiled-headers = "sometimes"',
      "[tool.buildkit] torch-precompiled-headers must be a boolean, not 'sometimes'."),
+    ("dist", 'dist = "distcc"',
+     "[tool.buildkit] dist must be one of `none` or `sccache`, not 'distcc'."),
     # Sub-table keys, named with their path.
     ("extension.name", 'extension = { name = "demo/_C", sources = ["stub.c"] }',
      "[tool.buildkit] extension.name must be a dotted module name, not 'demo/_C'."),

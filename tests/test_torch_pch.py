@@ -21,6 +21,7 @@ import pytest
 
 from buildkit._util.resources import cmake_dir
 from buildkit.builder.configure.arguments import ConfigureArguments
+from buildkit.builder.toolchain.distributed import precompiled_header_objects
 from buildkit.builder.toolchain.jobs import cpu_count
 from buildkit.builder.toolchain.tools import find_cmake, find_ninja
 from buildkit.config.options import load_options, option_keys
@@ -260,5 +261,24 @@ def test_sccache_is_taken_off_the_precompiled_targets_by_name(project: Project) 
     log = project.configure("-DOFFSET=10", f"-DCMAKE_CXX_COMPILER_LAUNCHER={sccache}")
     assert "ops: C++ sources compiled without sccache" in log, log
     assert sccache not in (project.build / "build.ninja").read_text()
+    project.make()
+    assert project.value() == 11
+
+
+def test_a_distributed_builds_sources_with_the_header_compile_here_counted(project: Project) -> None:
+    """BUILDKIT_DIST=sccache's launcher is `env SCCACHE_SERVER_UDS=... sccache`: sccache is found after
+    the `env` words and taken off as well, the target's compiles join the local job pool, and the
+    summary counts them from compile_commands.json."""
+    launcher = "/usr/bin/env;SCCACHE_SERVER_UDS=\\x00buildkit-sccache-0123;/opt/tools/sccache"  # never run
+    log = project.configure("-DOFFSET=10", f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}",
+                            "-DCMAKE_JOB_POOLS=buildkit_local=1", "-DBUILDKIT_LOCAL_JOB_POOL=buildkit_local")
+    assert "ops: C++ sources compiled without sccache" in log, log
+    ninja = (project.build / "build.ninja").read_text()
+    assert "/opt/tools/sccache" not in ninja
+    compiles = [block for block in ninja.split("\n\n")
+                if block.startswith("build CMakeFiles/ops.dir/") and ".cpp.o:" in block.splitlines()[0]]
+    assert compiles and all("pool = buildkit_local" in block for block in compiles), compiles
+    objects = precompiled_header_objects(json.loads((project.build / "compile_commands.json").read_text()))
+    assert "CMakeFiles/ops.dir/ops.cpp.o" in objects and not [o for o in objects if o.endswith(".gch")], objects
     project.make()
     assert project.value() == 11

@@ -6,7 +6,9 @@ names the variable, the value and what would be accepted.
 
 from __future__ import annotations
 
+import enum
 import shlex
+from typing import TypeVar
 
 from buildkit._util.switches import FALSE_WORDS, TRUE_WORDS, switch_word
 from buildkit.config.modes import CudaToolkit, Distribution
@@ -99,11 +101,18 @@ def parse_generator(value: str, name: str) -> str:
     return value.strip()
 
 
-def parse_cuda_toolkit(value: str, name: str) -> CudaToolkit:
+_Enum = TypeVar("_Enum", bound=enum.Enum)
+
+
+def _member(kind: type[_Enum], value: str) -> _Enum | None:
+    """The member of ``kind`` whose value is the word ``value``, in any case; None for another word."""
     word = value.strip().lower()
-    for toolkit in CudaToolkit:
-        if toolkit.value == word:
-            return toolkit
+    return next((member for member in kind if member.value == word), None)
+
+
+def parse_cuda_toolkit(value: str, name: str) -> CudaToolkit:
+    if (toolkit := _member(CudaToolkit, value)) is not None:
+        return toolkit
     raise ConfigError(f"{name}={value!r} is not a CUDA toolkit source.",
                       "Use `wheel` (nvcc, headers and libraries from NVIDIA's wheels in the build environment), "
                       "`system` (the CUDA installation on this machine) or `auto` (the system's when it has the "
@@ -111,10 +120,8 @@ def parse_cuda_toolkit(value: str, name: str) -> CudaToolkit:
 
 
 def parse_distribution(value: str, name: str) -> Distribution:
-    word = value.strip().lower()
-    for distribution in Distribution:
-        if distribution.value == word:
-            return distribution
+    if (distribution := _member(Distribution, value)) is not None:
+        return distribution
     raise ConfigError(f"{name}={value!r} is not a way to distribute compiles.",
                       "Use `sccache` (compiles through sccache on the sccache-dist cluster its client "
                       "configuration names; docs/distributed.md) or `none` (every compile on this machine).")

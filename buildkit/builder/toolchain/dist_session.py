@@ -330,6 +330,6 @@ def doctor_findings(requested_launcher: str | None, build_dir: Path,
                                 detail=str(failure.get("cause", ""))))
     if counts := record.get("last_counts"):
         findings.append(Finding("distributed: last build", status="note",
-                                detail=", ".join(f"{value} {key}" for key, value in counts.items())))
+                                detail=", ".join(f"{counts.get(key, 0)} {key}" for key in CompileCounts().as_dict())))
     return findings
 

@@ -21,6 +21,7 @@ Everything here reads text that sccache wrote or will read; nothing starts a pro
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -220,11 +221,14 @@ def counts_line(counts: CompileCounts, local_pch: int) -> str:
 
 
 def precompiled_header_objects(compile_commands: Any) -> frozenset[str]:
-    """The objects (paths relative to the build folder) of the translation units that use a
-    precompiled header, from ``compile_commands.json``'s entries (CMake force-includes its
-    ``cmake_pch`` header into each)."""
+    """The objects (paths relative to the build folder, as ninja names them) of the translation
+    units that use a precompiled header, from ``compile_commands.json``'s entries (CMake
+    force-includes its ``cmake_pch`` header into each; CMake 4 writes the output absolute)."""
     if not isinstance(compile_commands, list):
         return frozenset()
-    return frozenset(entry["output"] for entry in compile_commands
+    return frozenset(os.path.relpath(entry["output"], str(entry.get("directory") or "."))
+                     if os.path.isabs(entry["output"]) else entry["output"]
+                     for entry in compile_commands
                      if isinstance(entry, dict) and isinstance(entry.get("output"), str)
+                     and not entry["output"].endswith((".gch", ".pch"))  # the header's own compile
                      and "cmake_pch." in str(entry.get("command", "")))

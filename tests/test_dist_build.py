@@ -299,7 +299,8 @@ def test_develop_compiles_on_the_cluster_and_equals_a_local_build(cluster: Local
                                                                   test_package, tmp_path: Path) -> None:
     project = test_package("dist_tiny")
     python = overlay_venv(tmp_path / "venv")
-    done = run([python, "-m", "buildkit", "develop", project], cwd=project, env=_dist_env(cluster, tmp_path))
+    env = _dist_env(cluster, tmp_path)
+    done = run([python, "-m", "buildkit", "develop", project], cwd=project, env=env)
     folder = build_folder(project)
     assert (f"distributed compiles (sccache): scheduler {cluster.scheduler_url}/, 2 build server(s), "
             f"{cluster.slots} remote slot(s): ninja runs") in done.stderr, done.stderr
@@ -316,7 +317,16 @@ def test_develop_compiles_on_the_cluster_and_equals_a_local_build(cluster: Local
     links = [block for block in ninja.split("\n\n") if block.startswith("build libdist_")]
     assert len(links) == 2 and all("pool = buildkit_local" in block for block in links), links
     assert "pool buildkit_local\n  depth = " in (folder / RULES_NINJA).read_text()
-    _assert_no_secret(cluster, done.stdout, done.stderr, folder=folder)
+    # A touched source: the no-op's first stage hands the compile to the full command, whose
+    # session counts it (a cache hit: the content is the same); then nothing to do is a no-op that
+    # starts no session (the develop right after a full one's install checks the install once more).
+    os.utime(project / "csrc" / "table.cpp")
+    again = run([python, "-m", "buildkit", "develop", project], cwd=project, env=env)
+    assert "distributed compiles (sccache): 0 remote, 0 local, 1 from cache" in again.stderr, again.stderr
+    run([python, "-m", "buildkit", "develop", project], cwd=project, env=env)
+    quiet = run([python, "-m", "buildkit", "develop", project], cwd=project, env=env)
+    assert "distributed compiles" not in quiet.stderr and "up to date" in quiet.stderr, quiet.stderr
+    _assert_no_secret(cluster, done.stdout, done.stderr, again.stderr, folder=folder)
 
 
 @pytest.mark.slow

@@ -238,7 +238,6 @@ class CMakeDriver:
         return data["inputs"] if ok else None
 
     # ---------------------------------------------------------- configure
-    # ---------------------------------------------------------- configure
     def configure_command(self, tools: Toolchain, build_type: str, forget_python: bool = False) -> list[str]:
         """The cmake argument list; never a shell string, so values arrive verbatim."""
         return self.arguments.command(tools, build_type, uses_ninja=self._uses_ninja(), forget_python=forget_python)
@@ -316,21 +315,20 @@ class CMakeDriver:
                 "-j", str(jobs), *(["--verbose"] if self.options.verbose else [])]
 
     def build(self) -> StepResult:
-        if (launcher := self.arguments.distributed_launcher()) is None:
-            jobs = self.job_count()
-            return run_step("build", self.build_command(jobs), build_dir=self.build_dir,
-                            verbose=self.options.verbose, jobs=jobs)
-        dist = DistributedBuild(launcher, self.build_dir)
-        plan = dist.start(self._cached("CMAKE_C_COMPILER") or self._cached("CMAKE_CXX_COMPILER"))
-        jobs = self.job_count(plan.slots)
-        announce(plan, jobs, self.arguments.local_pool_depth(), self.options.sources.get("max_jobs"))
+        launcher = self.arguments.distributed_launcher()  # None: every compile on this machine
+        dist = DistributedBuild(launcher, self.build_dir) if launcher else None
+        plan = dist.start(self._cached("CMAKE_C_COMPILER") or self._cached("CMAKE_CXX_COMPILER")) if dist else None
+        jobs = self.job_count(plan.slots if plan else None)
+        if plan:
+            announce(plan, jobs, self.arguments.local_pool_depth(), self.options)
         result = None
         try:
             result = run_step("build", self.build_command(jobs), build_dir=self.build_dir,
                               verbose=self.options.verbose, jobs=jobs)
             return result
         finally:
-            report(dist, self.build_dir, result.edges if result else None)
+            if dist:
+                report(dist, self.build_dir, result.edges if result else None)
 
     # ------------------------------------------------------------ install
     def install(self, build: StepResult | None = None) -> StepResult | None:

@@ -134,8 +134,11 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None, *, f
                 if not for_import:
                     console.up_to_date(time.perf_counter() - started)
                 return True
-            if for_import:
-                return False  # ninja is stopped below, its edge's output removed by ninja
+            if for_import or record["distributed"]:
+                # ninja is stopped below, its edge's output removed by ninja. A distributed build's
+                # compiles need its session (the build folder's sccache server, sized to the cluster,
+                # local when the cluster fails): the full command runs them.
+                return False
             spawn.unread(build, seen)
             # Start-up cost: the install step and the build display (~35 ms, measured) load only
             # when ninja has work, failed, or the package tree may have changed.

@@ -97,7 +97,8 @@ def record(project: Project, register: bool) -> None:
 
 # A project without a CMake part (`cmake = false`): no build command, which the first stage
 # takes for nothing to build or install (its inputs decide alone).
-NO_BUILD: dict[str, Any] = {"build_command": [], "jobs": 0, "install_prefix": "", "install_root": "", "cmake": "",
+NO_BUILD: dict[str, Any] = {"build_command": [], "jobs": 0, "distributed": False, "install_prefix": "",
+                            "install_root": "", "cmake": "",
                             "build_type": "", "install_summary": "", "build_types": []}
 
 
@@ -107,6 +108,10 @@ def _cmake_build(project: Project) -> tuple[list[str], dict[str, Any]]:
     driver = project.driver()
     tools = driver._tools()
     jobs = driver.job_count()
+    # A distributed build compiles in the full command's session (the build folder's sccache server,
+    # sized to the cluster, local when it fails): the first stage's ninja only looks (-n) for work.
+    distributed = driver.arguments.distributed_launcher() is not None
+    looks = ["-n"] if distributed and Path(driver.build_command(jobs)[0]).stem == "ninja" else []
     files = noop_record.regenerated_files(str(project.build_dir))
     files += [str(tool.path) for tool in tools.tools().values() if tool is not None]
     target = project.target
@@ -115,9 +120,9 @@ def _cmake_build(project: Project) -> tuple[list[str], dict[str, Any]]:
         other = project.driver(build_type)
         files += noop_record.regenerated_files(str(other.build_dir))
         files += [str(tool.path) for tool in other._tools().tools().values() if tool is not None]
-        others.append({"build_dir": str(other.build_dir), "build_command": list(other.build_command(jobs)),
+        others.append({"build_dir": str(other.build_dir), "build_command": [*other.build_command(jobs), *looks],
                        "install_summary": str(other.installer().summary_path)})
-    return files, {"build_command": list(driver.build_command(jobs)), "jobs": jobs,
+    return files, {"build_command": [*driver.build_command(jobs), *looks], "jobs": jobs, "distributed": distributed,
                    "install_prefix": str(target.install_prefix), "install_root": str(target.install_root),
                    "cmake": str(tools.cmake.path), "build_type": driver.build_type(),
                    "install_summary": str(driver.installer().summary_path), "build_types": others}

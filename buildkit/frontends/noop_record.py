@@ -41,7 +41,7 @@ _STARTING_PATH = tuple(sys.path if sys.flags.safe_path else sys.path[1:])
 # What the first stage needs from a record, with its type.
 FIELDS = {"files": list, "folders": list, "packages": list, "inputs": dict, "build_dir": str, "build_command": list,
           "jobs": int, "install_prefix": str, "install_root": str, "cmake": str, "build_type": str,
-          "install_summary": str, "build_types": list}
+          "install_summary": str, "build_types": list, "distributed": bool}
 # What the first stage needs of each other build type of a build-type list (its own build
 # folder, built and installed after the primary one): "build_dir", "build_command", "install_summary".
 # The sources a setup.py finds by globbing a folder (buildkit.torch projects: the suffixes of

@@ -51,6 +51,7 @@ from buildkit.builder.toolchain.distributed import (
     precompiled_header_objects,
     read_client_config,
 )
+from buildkit.config.options import BuildOptions
 from buildkit.errors import ConfigError, ToolchainError
 
 LOCAL_POOL = "buildkit_local"  # the CMake job pool of links, archives, device links and precompiled headers
@@ -256,13 +257,15 @@ def read_record(build_dir: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def announce(plan: DistributedPlan, jobs: int, local_pool: int, max_jobs_source: str | None) -> None:
+def announce(plan: DistributedPlan, jobs: int, local_pool: int, options: BuildOptions) -> None:
     """The line at the start of a distributed build: the cluster found and the jobs it gets, or why not."""
+    fixed_by = "MAX_JOBS" if options.max_jobs else "CMAKE_BUILD_PARALLEL_LEVEL" if options.jobs else None
     if plan.problem:
         console.warn(f"distributed compiles are off for this build, which compiles locally with {jobs} jobs: "
                      f"{plan.problem}.")
         return
-    why = f"MAX_JOBS ({max_jobs_source})" if max_jobs_source not in (None, "default") else "the remote slots"
+    why = (f"{fixed_by} is set" if fixed_by else "the remote slots" if jobs == plan.slots
+           else "this machine's cores and memory allow more than the remote slots")
     console.info(f"{plan.start_line()}: ninja runs {jobs} jobs ({why}); links, archives, device links and "
                  f"precompiled headers at most {local_pool} at a time on this machine")
 

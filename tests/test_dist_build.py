@@ -38,10 +38,11 @@ from buildkit.config.modes import Distribution
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
 from buildkit.errors import ConfigError, ToolchainError
+from buildkit_testing.cuda import cuda_build, find_nvcc
 from buildkit_testing.dist_cluster import PINNED_SCCACHE, LocalCluster, alive, local_sccache_cluster, sccache_folder
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
-from buildkit_testing.projects import write_pyproject
+from buildkit_testing.projects import write_files, write_pyproject
 from buildkit_testing.venvs import overlay_venv
 
 CMAKE = Toolchain(Tool("cmake", Path("/usr/bin/cmake"), "3.30.0"), None)
@@ -373,6 +374,29 @@ def test_doctor_shows_the_cluster_and_the_last_build(cluster: LocalCluster, test
     assert findings["distributed: last build"].detail == f"{SOURCES} remote, 0 local, 0 cached, 0 fallbacks, 0 failed"
     assert "distributed: last failure" not in findings
     assert not any(secret in repr(findings) for secret in _secrets(cluster))
+
+
+CUDA_PROJECT = {
+    "pyproject.toml": '[project]\nname = "dist-cuda"\nversion = "0.1"\n\n[tool.buildkit]\npackage = "dist_cuda"\n'
+                      'cuda-arch-list = "8.0"\n',
+    "dist_cuda/__init__.py": "",
+    "CMakeLists.txt": "cmake_minimum_required(VERSION 3.24)\nproject(dist_cuda LANGUAGES CXX CUDA)\n"
+                      "add_library(dist_cuda SHARED kernel.cu host.cpp)\n"
+                      "install(TARGETS dist_cuda LIBRARY DESTINATION lib)\n",
+    "kernel.cu": "__global__ void twice(float *x) { x[threadIdx.x] *= 2.0f; }\n"
+                 "void launch_twice(float *x) { twice<<<1, 32>>>(x); }\n",
+    "host.cpp": "int host_value() { return 3; }\n"}
+
+
+@pytest.mark.torch  # no torch: on demand only (about 40 s: the CUDA configure, nvcc's tools packaged for the servers)
+@cuda_build
+def test_nvccs_steps_compile_on_the_build_servers(cluster: LocalCluster, tmp_path: Path, monkeypatch,
+                                                  capfd) -> None:
+    """With sccache 0.16.0 and CUDA 13.0: `nvcc -c kernel.cu` is cudafe++, cicc, ptxas and the host
+    compile on the build servers and nvcc's own steps here; host.cpp is one more remote compile."""
+    project = write_files(tmp_path / "dist_cuda", CUDA_PROJECT)
+    _build_in_process(project, _dist_env(cluster, tmp_path, CUDACXX=str(find_nvcc())), monkeypatch)
+    assert "distributed compiles (sccache): 5 remote, 1 local, 0 from cache" in capfd.readouterr().err
 
 
 # ------------------------------------------------------------- never worse than local

@@ -435,6 +435,7 @@ def _assert_local_fallback(project: Path, local_build: Path, stderr: str, cause:
     record = read_record(folder)
     assert record["distributed"] is False and cause in record["last_failure"]["cause"]
     assert record["last_counts"]["remote"] == 0 and record["last_counts"]["local"] == SOURCES, record
+    assert not list((folder / ".buildkit").glob("sccache-local-*")), "the configuration's copy is removed"
     assert _artifacts(folder) == _artifacts(local_build)
 
 

@@ -189,7 +189,8 @@ class DistributedBuild:
     def _start_local(self) -> None:
         """Restart the server with the client configuration less its [dist] table."""
         self.stop()
-        fd, name = tempfile.mkstemp(prefix="buildkit-sccache-", suffix=".toml")  # 0600, and removed at once
+        # 0600 in the build folder's state, removed once the server has read it; it holds no [dist] secret.
+        fd, name = tempfile.mkstemp(prefix="sccache-local-", suffix=".toml", dir=self.log.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(toml_text(self.config.without_dist()))

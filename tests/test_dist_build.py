@@ -5,11 +5,13 @@ The unmarked tests read what buildkit reads of sccache (its client configuration
 launcher and the job pools of the configure.  The slow ones start one local cluster for the
 module (a scheduler and two build servers, ``buildkit_testing.dist_cluster``) and build
 tests/packages/dist_tiny (three C and C++ sources in an archive, one in the shared library
-that links it): through ``buildkit develop`` and as a wheel, both compiled on the build
-servers by sccache's own statistics and byte-identical to a local build; then each way the
-cluster can fail (unreachable scheduler, refused token, no build servers, both servers
-killed once the build has sized itself to them) ends in a local build of the same bytes
-after one message naming the cause.  The test that kills the servers runs last.
+that links it): through ``buildkit develop`` (then an edit, then the no-op) and as a wheel,
+both compiled on the build servers by sccache's own statistics and byte-identical to a local
+build; ``buildkit doctor``'s rows; then each way the cluster can fail (unreachable
+scheduler, refused token, no build servers, both servers killed once the build has sized
+itself to them) ends in a local build of the same bytes after one message naming the cause.
+The test that kills the servers runs last.  nvcc's steps on the build servers are an
+on-demand test (``pytest -m torch tests/test_dist_build.py -k nvcc``).
 """
 
 from __future__ import annotations

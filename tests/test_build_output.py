@@ -225,12 +225,39 @@ def test_run_step_missing_program(tmp_path):
         build_output.run_step("build", [str(tmp_path / "no-such-ninja")], build_dir=tmp_path)
 
 
-def test_summary(capsys):
+def test_summary(capsys, monkeypatch):
+    """The result line's time is the command's, from its start (here 5 s ago), not its phases' sum;
+    a build type's line (of a build-type list's other type) says that build's own."""
+    monkeypatch.setattr(build_output.console, "command_seconds", lambda: 5.0)
     build_output.print_summary([("build", 0.004)], 0)
     build_output.print_summary([("configure", 1.0), ("build", 2.5), ("install", 0.1)], 7)
+    build_output.print_summary([("configure", 1.0), ("build", 0.5)], 0)
+    build_output.print_summary([("build", 2.5), ("install", 0.1)], 3, "Debug")
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == "buildkit: up to date (0.00 s)"
-    assert err[1] == "buildkit: done in 3.60 s: configure 1.00 s, build 2.50 s (7 targets), install 0.10 s"
+    assert err[0] == "buildkit: up to date (5.00 s)"
+    assert err[1] == "buildkit: done in 5.00 s: configure 1.00 s, build 2.50 s (7 targets), install 0.10 s"
+    assert err[2] == "buildkit: done in 5.00 s: configure 1.00 s, build 0.50 s (nothing to rebuild)"
+    assert err[3] == "buildkit: done in 2.60 s (Debug build): build 2.50 s (3 targets), install 0.10 s"
+
+
+def test_a_command_with_a_setup_py_run_says_so_in_its_one_line(capsys, monkeypatch):
+    """`buildkit develop` holds its build's line to its end: a setup.py run (less the builds it ran
+    itself, as a buildkit.torch setup.py's BuildExtension does) is a phase of it, never "up to date"."""
+    monkeypatch.setattr(build_output.console, "command_seconds", lambda: 9.0)
+    with build_output.one_result_line():
+        with build_output.setup_py_phase():
+            build_output.print_summary([("build", 0.5)], 0)  # inside setup.py: held, not printed
+            assert capsys.readouterr().err == ""
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("buildkit: done in 9.00 s: setup.py "), err
+    assert err[0].endswith(", build 0.50 s (nothing to rebuild)"), err
+
+    with build_output.one_result_line():
+        build_output.print_summary([("build", 0.01)], 0)
+    assert capsys.readouterr().err == "buildkit: up to date (9.00 s)\n"
+    with build_output.one_result_line():  # a configure-only run (CMAKE_ONLY) says so itself
+        pass
+    assert capsys.readouterr().err == ""
 
 
 # Captured from CMake 4: a library and an include folder that find_* did not find.

@@ -35,12 +35,15 @@ def test_develop_builds_once_and_says_so_once(test_package: Callable[..., Path],
     assert len(RESULT_LINE.findall(cold)) == 1, cold
     assert "registered editable install of minimal" in cold
 
-    # A changed setup.py means setuptools work (the stub, the registration) but no CMake work.
+    # A changed setup.py means setuptools work (the stub, the registration) but no CMake work; the
+    # result line says so, with the whole command's time (it once said "up to date" with the build's).
     with (minimal_project / "setup.py").open("a") as handle:
-        handle.write("# changed\n")
+        handle.write("import time; time.sleep(1)  # changed, and slow\n")
     changed = develop(overlay_python, minimal_project)
-    assert RESULT_LINE.findall(changed) == ["up to date"], changed
+    assert RESULT_LINE.findall(changed) == ["done in"], changed
     assert "running develop" in changed
+    line = re.search(r"done in ([\d.]+) s: build [\d.]+ s \(nothing to rebuild\), setup.py ([\d.]+) s$", changed, re.M)
+    assert line and float(line[1]) >= float(line[2]) >= 1.0, changed
 
     noop = develop(overlay_python, minimal_project)
     assert RESULT_LINE.findall(noop) == ["up to date"], noop

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from functools import cache
 
 from buildkit._util.switches import switch_word, verbose_setting
@@ -106,10 +107,23 @@ def stay_quiet_when_up_to_date() -> None:
     _NoWork.announced = False
 
 
-def up_to_date(seconds: float) -> None:
-    """The one line of a run that found nothing to build or install."""
+class _Command:
+    """When this process's command started, as near as buildkit sees it: this module's import,
+    which every command's entry point makes first (the imports are most of a no-op's time)."""
+
+    started = time.perf_counter()
+
+
+def command_seconds() -> float:
+    """The command's wall time so far: what its result line says, whatever ran before the
+    build (a project's setup.py importing torch, reading the project) or after it."""
+    return time.perf_counter() - _Command.started
+
+
+def up_to_date() -> None:
+    """The one line of a run that found nothing to build, install or run."""
     if _NoWork.announced:
-        info(f"up to date ({seconds:.2f} s)")
+        info(f"up to date ({command_seconds():.2f} s)")
 
 
 def is_verbose() -> bool:

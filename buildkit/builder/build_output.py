@@ -15,7 +15,8 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -241,13 +242,60 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
+class _HeldLine:
+    """The result line of a command that prints it at its end (:func:`one_result_line`): the
+    phases so far, and how many targets its builds built; None outside such a command."""
+
+    phases: list[tuple[str, float]] | None = None
+    targets = 0
+
+
 def print_summary(timings: Sequence[tuple[str, float]], targets: int, build_type: str | None = None) -> None:
     """One line at the end of a successful run: time per phase and targets built; ``build_type``:
-    the type of a build-type list's other build it sums up."""
-    total = sum(seconds for _, seconds in timings)
-    if not targets and all(phase == "build" for phase, _ in timings):
-        console.up_to_date(total)
+    the type of a build-type list's other build it sums up (its own time).  The command's line
+    says its whole wall time; inside :func:`one_result_line` it waits for the command's end."""
+    if build_type is None and _HeldLine.phases is not None:
+        _HeldLine.phases += timings
+        _HeldLine.targets += targets
         return
-    parts = [f"{phase} {seconds:.2f} s" + (f" ({targets} targets)" if phase == "build" else "")
+    _print_line(timings, targets, sum(seconds for _, seconds in timings) if build_type else None, build_type)
+
+
+def _print_line(timings: Sequence[tuple[str, float]], targets: int, total: float | None = None,
+                build_type: str | None = None) -> None:
+    """``total``: a build type's own time; None: the command's (its wall time from its start)."""
+    if not targets and all(phase == "build" for phase, _ in timings):
+        console.up_to_date()  # nothing built, installed, configured or run
+        return
+    parts = [f"{phase} {seconds:.2f} s" + (f" ({targets} targets)" if phase == "build" and targets else
+                                           " (nothing to rebuild)" if phase == "build" else "")
              for phase, seconds in timings]
-    console.info(f"done in {total:.2f} s{f' ({build_type} build)' if build_type else ''}: " + ", ".join(parts))
+    seconds = console.command_seconds() if total is None else total
+    console.info(f"done in {seconds:.2f} s{f' ({build_type} build)' if build_type else ''}: " + ", ".join(parts))
+
+
+@contextmanager
+def one_result_line() -> Iterator[None]:
+    """A command (``buildkit develop``/``build``) whose builds and setup.py runs make one result
+    line, printed when it ends well: its builds' phases, its setup.py runs', its whole time."""
+    _HeldLine.phases, _HeldLine.targets = [], 0
+    try:
+        yield
+        if _HeldLine.phases:  # nothing at all: a configure-only run (CMAKE_ONLY) said so itself
+            _print_line(_HeldLine.phases, _HeldLine.targets)
+    finally:
+        _HeldLine.phases = None
+
+
+@contextmanager
+def setup_py_phase(name: str = "setup.py") -> Iterator[None]:
+    """A run of the project's setup.py inside :func:`one_result_line`: a phase of its own, less the
+    builds it ran (BuildExtension's), which count as theirs."""
+    held = _HeldLine.phases
+    if held is None:
+        yield
+        return
+    index, started = len(held), time.perf_counter()
+    yield
+    nested = sum(seconds for _, seconds in held[index:])
+    held.insert(index, (name, time.perf_counter() - started - nested))

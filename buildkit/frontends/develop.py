@@ -16,6 +16,7 @@ from pathlib import Path
 
 from buildkit._util import console
 from buildkit._util.interpreter import default_build_dir
+from buildkit.builder import build_output
 from buildkit.config.drop_in import uses_drop_in
 from buildkit.config.invocation import Invocation
 from buildkit.errors import BuildkitError
@@ -51,7 +52,7 @@ def develop(root: Path, invocation: Invocation, *, register: bool = True) -> Pro
             return project
         project.write_generated_files()
         if not develop_state.is_current(project, register):
-            with handoff.calling_setup(handoff.Caller(invocation, project)):
+            with handoff.calling_setup(handoff.Caller(invocation, project)), build_output.setup_py_phase():
                 run_setup_command(project.root, ["develop"] if register else ["build_ext", "--inplace"])
             if not register:  # the develop command records its own state
                 develop_state.record(project, register)
@@ -67,7 +68,7 @@ def develop_setup_py(root: Path, invocation: Invocation, *, register: bool) -> P
         more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
         console.info(f"running setup.py: {', '.join(changed[:3])}{more} changed since the last develop")
     built = handoff.TorchBuild()
-    with handoff.calling_setup(handoff.Caller(invocation, torch_build=built)):
+    with handoff.calling_setup(handoff.Caller(invocation, torch_build=built)), build_output.setup_py_phase():
         run_setup_command(root, ["build_ext", "--inplace"])
     project = built.project
     if project is None:

@@ -96,7 +96,6 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None, *, f
     anything else ninja is stopped at its first edge and False hands over to the import's
     build process.  The import path there is the program's, which may hold more than a
     command's (pytest's folders): the folders recorded are compared, not those on it."""
-    started = time.perf_counter()
     record = read_record(build_dir or default_build_dir(root))
     if record is None:
         return False
@@ -112,7 +111,7 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None, *, f
         return False  # `buildkit develop` runs setup.py in-process, holding the lock: it decides
     if not record["build_command"]:  # no CMake part (cmake = false): nothing to build or install
         if not for_import:
-            console.up_to_date(time.perf_counter() - started)
+            console.up_to_date()
         return True
     with lock_build_folder(record["build_dir"]):  # the primary folder's lock covers the build types' folders
         log_before = log_stamp(record["build_dir"])
@@ -132,7 +131,7 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None, *, f
             if not working and build.wait() == 0 and current and not regenerated(record):
                 _finish_quietly(build, record["build_dir"], record["build_command"], seen)
                 if not for_import:
-                    console.up_to_date(time.perf_counter() - started)
+                    console.up_to_date()
                 return True
             if for_import or record["distributed"]:
                 # ninja is stopped below, its edge's output removed by ninja. A distributed build's

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from buildkit._util import console
+from buildkit.builder import build_output
 from buildkit.config.invocation import Invocation
 from buildkit.errors import exit_on_error
 from buildkit.frontends import noop_finish
@@ -65,9 +66,10 @@ def build_in_place(root: Path, register: bool) -> Project:
     """The whole ``buildkit develop`` (``register``) or ``buildkit build`` of ``root``, and the
     record its next no-op reads."""
     command = "develop" if register else "build"
-    project = develop(root.resolve(), _invocation(command), register=register)
-    if not project.stopped_after_configure:
-        noop_finish.record(project, register)
+    with build_output.one_result_line():  # its time is the whole command's, setup.py's run included
+        project = develop(root.resolve(), _invocation(command), register=register)
+        if not project.stopped_after_configure:
+            noop_finish.record(project, register)
     return project
 
 

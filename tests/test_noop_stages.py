@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,37 @@ def test_a_module_rebuilt_into_the_package_folder_leaves_the_next_build_a_no_op(
     (package / "added.py").write_text("")
     assert not answered_by_first_stage(overlay_python, project)  # a new module: the full command, which records it
     assert answered_by_first_stage(overlay_python, project)
+
+
+@pytest.mark.slow
+def test_a_top_level_package_added_to_the_package_root_is_registered(
+        test_package, overlay_python: Path, tmp_path: Path) -> None:
+    """A wheel-root project whose packages [tool.setuptools]' packages.find finds in src/: a package
+    added there, or removed, changes what the editable install registers.  Both the no-op (its
+    record held the package folder's listing, not the package root's) and the full develop (its
+    develop state held no layout) once said "up to date" and left the registration as it was."""
+    project = test_package("src_layout", tmp_path / "src_layout")
+    with (project / "pyproject.toml").open("a") as handle:
+        handle.write('\n[tool.setuptools.packages.find]\nwhere = ["src"]\n')
+    develop = [overlay_python, "-m", "buildkit", "develop", project]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def imports_other() -> bool:
+        return run([overlay_python, "-c", "import other"], cwd=elsewhere, env=clean_env(), check=False).returncode == 0
+
+    run(develop, cwd=project, env=clean_env())
+    assert "up to date" in run(develop, cwd=project, env=clean_env()).stderr
+    assert not imports_other()
+
+    (project / "src" / "other").mkdir()
+    (project / "src" / "other" / "__init__.py").write_text("")
+    added = run(develop, cwd=project, env=clean_env()).stderr
+    assert "registered editable install of srcpkg" in added and "up to date" not in added, added
+    assert imports_other()
+    assert "up to date" in run(develop, cwd=project, env=clean_env()).stderr
+
+    shutil.rmtree(project / "src" / "other")
+    removed = run(develop, cwd=project, env=clean_env()).stderr
+    assert "registered editable install of srcpkg" in removed, removed
+    assert not imports_other()

@@ -338,17 +338,21 @@ def test_what_made_a_develop_more_than_a_no_op_is_named(tmp_path: Path) -> None:
     (package / "_C.so").write_text("built")
     assert noop_record.changed_inputs(str(root), True, str(build)) == []  # no record: the first develop
 
-    folders, packages = [str(csrc)], [str(package)]
+    folders, packages, roots = [str(csrc)], [str(package)], [str(root)]
     noop_record.write_record(str(build), {
-        "files": [], "folders": folders, "packages": packages, "build_dir": str(build), **NO_BUILD,
-        "inputs": noop_record.inputs(str(root), True, [], folders, packages=packages)})
+        "files": [], "folders": folders, "packages": packages, "roots": roots, "build_dir": str(build), **NO_BUILD,
+        "inputs": noop_record.inputs(str(root), True, [], folders, packages=packages, roots=roots)})
     (package / "_C.so.new").write_text("rebuilt")
     (package / "_C.so.new").rename(package / "_C.so")  # as the install replaces a rebuilt module
     (package / "__pycache__").mkdir()
+    (root / "notes.txt").write_text("")  # no module: the layout sees none
+    (root / "scratch").mkdir()
+    (root / "scratch" / "data.bin").write_text("")
     assert noop_record.changed_inputs(str(root), True, str(build)) == []
 
     (root / "setup.py").write_text("setup(name='x')\n")
     (csrc / "b.cu").write_text("")
     (package / "extra.py").write_text("")
+    (root / "scratch" / "__init__.py").write_text("")  # a new top-level package, which find_packages() finds
     assert noop_record.changed_inputs(str(root), True, str(build)) == [
-        "setup.py", "the sources in csrc", "the modules in pkg"]
+        "setup.py", "the sources in csrc", "the modules in pkg", "the top-level packages and modules in ."]

@@ -50,6 +50,20 @@ class PythonLayout:
     def top_level_packages(self) -> tuple[str, ...]:
         return tuple(self.package_folders)
 
+    @property
+    def deciding_folders(self) -> tuple[PurePosixPath, ...]:
+        """The folders whose top-level packages and modules decide this layout or what it
+        registers, were it detected again: the package root and the top-level packages'
+        parents (their packages, as found there), ``src/`` and ``python/`` (whose modules place
+        a package root not built yet; :meth:`searched_folders` are where the tree is searched)."""
+        parents = [folder.parent for folder in self.package_folders.values()]
+        return tuple(dict.fromkeys([self.package_root, *parents, *SEARCHED_ROOTS[:-1]]))
+
+    @staticmethod
+    def searched_folders(package: str) -> tuple[PurePosixPath, ...]:
+        """Where the tree's layout looks for ``package``'s top-level folder, in order."""
+        return tuple(candidate / package.split(".", maxsplit=1)[0] for candidate in SEARCHED_ROOTS)
+
     def setuptools_package_dir(self) -> dict[str, str]:
         """setuptools' ``package_dir``: the root mapping, plus any package kept elsewhere."""
         mapping = {} if self.package_root == ROOT else {"": self.package_root.as_posix()}

@@ -34,7 +34,12 @@ def inputs_fingerprint(project: Project, register: bool) -> str:
         digest.update(f"{source}:{path.stat().st_mtime_ns if path.exists() else 0}".encode())
     cache = project.build_dir / CMAKE_CACHE
     digest.update(f"cache:{cache.stat().st_mtime_ns if cache.exists() else 0}".encode())
-    # What CMake installed decides the registered top-level names in wheel-root mode.
+    # The registered top-level names and their folders: the layout's (a package that
+    # [tool.setuptools]' packages.find or a setup.py's find_packages() finds in the package
+    # root, a declared package's folder made or removed) and what CMake installed (wheel-root mode).
+    layout = project.settings.layout
+    tops = [(name, folder.as_posix(), (root / folder).is_dir()) for name, folder in layout.package_folders.items()]
+    digest.update(repr((layout.package_root.as_posix(), tops, layout.py_modules)).encode())
     manifest = project.build_dir / INSTALL_MANIFEST
     digest.update(manifest.read_bytes() if manifest.is_file() else b"-")
     options = project.options

@@ -104,7 +104,8 @@ def run_if_current(root: str, register: bool, build_dir: str | None = None, *, f
     recorded = record["inputs"]
     registered = register or recorded.get("register") is True
     files, fixed = (list(recorded["files"]), ()) if for_import else (record["files"], None)
-    now = inputs(root, registered, files, record["folders"], fixed=fixed, packages=record["packages"])
+    now = inputs(root, registered, files, record["folders"], fixed=fixed, packages=record["packages"],
+                 roots=record["roots"])
     if recorded != now:
         return False
     if held_here(record["build_dir"]):

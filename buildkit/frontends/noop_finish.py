@@ -87,11 +87,14 @@ def record(project: Project, register: bool) -> None:
     files += noop_record.buildkit_files()
     files = list(dict.fromkeys(files))
     folders = [str(folder) for folder in project.settings.configuration_inputs]  # a buildkit.torch setup.py's globs
-    packages = [str(project.settings.package_dir)]
+    settings = project.settings  # the package folder, and where the tree's layout would find it first
+    searched = settings.layout.searched_folders(settings.package)
+    packages = list(dict.fromkeys([str(settings.package_dir), *(str(project.root / path) for path in searched)]))
+    roots = [str(project.root / folder) for folder in project.settings.layout.deciding_folders]
     root = str(project.root)
     noop_record.write_record(str(build_dir), {
-        "files": files, "folders": folders, "packages": packages,
-        "inputs": noop_record.inputs(root, register, files, folders, packages=packages),
+        "files": files, "folders": folders, "packages": packages, "roots": roots,
+        "inputs": noop_record.inputs(root, register, files, folders, packages=packages, roots=roots),
         "build_dir": str(build_dir), **build})
 
 

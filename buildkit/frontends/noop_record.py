@@ -25,7 +25,7 @@ try:  # built into CPython; hashlib would load OpenSSL's library for the same di
 except ImportError:  # pragma: no cover - interpreters without it
     from hashlib import blake2b
 
-HEADER = marshal_file.header("no-op record 6")
+HEADER = marshal_file.header("no-op record 7")
 # Variables a shell changes between commands without changing what a build does, and the
 # mark an editable install's rebuild on import gives its build (buildkit/editable_rebuild.py).
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID",
@@ -39,9 +39,9 @@ VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "TERM_S
 _STARTING_ENVIRONMENT = dict(os.environ)
 _STARTING_PATH = tuple(sys.path if sys.flags.safe_path else sys.path[1:])
 # What the first stage needs from a record, with its type.
-FIELDS = {"files": list, "folders": list, "packages": list, "inputs": dict, "build_dir": str, "build_command": list,
-          "jobs": int, "install_prefix": str, "install_root": str, "cmake": str, "build_type": str,
-          "install_summary": str, "build_types": list, "distributed": bool}
+FIELDS = {"files": list, "folders": list, "packages": list, "roots": list, "inputs": dict, "build_dir": str,
+          "build_command": list, "jobs": int, "install_prefix": str, "install_root": str, "cmake": str,
+          "build_type": str, "install_summary": str, "build_types": list, "distributed": bool}
 # What the first stage needs of each other build type of a build-type list (its own build
 # folder, built and installed after the primary one): "build_dir", "build_command", "install_summary".
 # The sources a setup.py finds by globbing a folder (buildkit.torch projects: the suffixes of
@@ -97,12 +97,16 @@ def _environment() -> str:
 
 
 def inputs(root: str, register: bool, files: list[str], folders: Sequence[str] = (),
-           fixed: Sequence[str] | None = None, packages: Sequence[str] = ()) -> dict[str, Any]:
+           fixed: Sequence[str] | None = None, packages: Sequence[str] = (), roots: Sequence[str] = ()
+           ) -> dict[str, Any]:
     """What the no-op depends on now: ``files`` are the recorded run's own (its build
     folder's records, tools, buildkit's modules), ``folders`` those whose sources a
     buildkit.torch setup.py found by globbing, ``packages`` the package folders (the modules
     and packages there: the editable registration and a setup.py's find_packages() see
-    them), ``fixed`` those of every run (by default its configuration files, git's HEAD and
+    them), ``roots`` the folders whose top-level packages and modules decide the layout (the
+    package root, where [tool.setuptools]' packages.find and a setup.py's find_packages() look
+    and wheel-root installs put top-level modules; ``src/`` and ``python/``, where the tree's
+    layout is searched), ``fixed`` those of every run (by default its configuration files, git's HEAD and
     the import path's folders).  A folder counts by its listing, never its time: an editor
     that saves through a new file and a rename moves a folder's time, and so does the
     install step that puts a rebuilt module into the package folder (CMake replaces the
@@ -112,7 +116,8 @@ def inputs(root: str, register: bool, files: list[str], folders: Sequence[str] =
     return {"register": register, "python": sys.executable, "prefix": sys.prefix,
             "environment": _environment(), "files": {path: stat_of(path) for path in every},
             "listings": {folder: _sources_in(folder) for folder in folders},
-            "modules": {folder: _modules_in(folder) for folder in packages}}
+            "modules": {folder: _modules_in(folder) for folder in packages},
+            "roots": {folder: _importables_in(folder) for folder in roots}}
 
 
 def _sources_in(folder: str) -> list[str] | None:
@@ -130,6 +135,20 @@ def _modules_in(folder: str) -> list[str] | None:
                       if not name.startswith(".") and name not in UNLISTED_IN_PACKAGES)
     except OSError:
         return None
+
+
+def _importables_in(folder: str) -> list[str] | None:
+    """The top-level modules and packages a package root holds, as the layout and
+    find_packages() see them: each ``name.py`` and each folder of an import name holding an
+    ``__init__.py``; a data file or folder, a build folder, a hidden name do not count."""
+    try:
+        with os.scandir(folder) as entries:
+            found = [entry for entry in entries if entry.name.removesuffix(".py").isidentifier()]
+    except OSError:
+        return None
+    return sorted(f"{entry.name}/" if entry.is_dir() else entry.name for entry in found
+                  if (entry.name.endswith(".py") and not entry.is_dir())
+                  or (entry.is_dir() and os.path.isfile(os.path.join(entry.path, "__init__.py"))))
 
 
 def record_path(build_dir: str) -> str:
@@ -162,7 +181,7 @@ def changed_inputs(root: str, register: bool, build_dir: str) -> list[str]:
         return []
     recorded = record["inputs"]
     now = inputs(root, register or recorded.get("register") is True, record["files"], record["folders"],
-                 packages=record["packages"])
+                 packages=record["packages"], roots=record["roots"])
 
     def named(path: str) -> str:
         inside = os.path.relpath(path, root)
@@ -176,6 +195,8 @@ def changed_inputs(root: str, register: bool, build_dir: str) -> list[str]:
               if recorded["listings"].get(folder) != listing]
     found += [f"the modules in {named(folder)}" for folder, listing in now["modules"].items()
               if recorded["modules"].get(folder) != listing]
+    found += [f"the top-level packages and modules in {named(folder)}" for folder, listing in now["roots"].items()
+              if recorded["roots"].get(folder) != listing]
     return found
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from buildkit._util import console
@@ -55,3 +58,18 @@ def test_a_terminal_line_before_anything_else_needs_no_rich(monkeypatch: pytest.
     printed = capsys.readouterr().err
     assert "done" in printed and "\x1b[1;36m" not in printed  # rich's own (here: no colour, no terminal)
     console._console.cache_clear()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the process's start is read from /proc")
+def test_the_command_time_counts_from_the_process_start() -> None:
+    """A result line's time is the whole command's: the interpreter's start-up before buildkit's
+    import counts (a no-op's most), unless the import came long after it (a longer-lived
+    process running a command in-process), where the command starts at the import."""
+    measure = ("import time; time.sleep({sleep}); from buildkit._util import console; "
+               "console._START_UP_AT_MOST = {at_most}; print(console.command_seconds())")
+    soon = subprocess.run([sys.executable, "-c", measure.format(sleep=0.5, at_most=5.0)],
+                          capture_output=True, text=True, check=True)
+    assert 0.5 <= float(soon.stdout) < 5, soon.stdout
+    late = subprocess.run([sys.executable, "-c", measure.format(sleep=0.5, at_most=0.2)],
+                          capture_output=True, text=True, check=True)
+    assert float(late.stdout) < 0.5, late.stdout

@@ -108,15 +108,40 @@ def stay_quiet_when_up_to_date() -> None:
 
 
 class _Command:
-    """When this process's command started, as near as buildkit sees it: this module's import,
-    which every command's entry point makes first (the imports are most of a no-op's time)."""
+    """When this process's command started: the process's own start where the system says it
+    (the interpreter's start-up and imports are most of a no-op's time), else this module's
+    import, which every command's entry point makes first."""
 
-    started = time.perf_counter()
+    imported = time.perf_counter()
+    started: float | None = None
+
+
+# A process that imported buildkit later than this after it started is a longer-lived one (a
+# notebook, a test run) running a command in-process: its command starts at the import.
+_START_UP_AT_MOST = 5.0
+
+
+def _process_started() -> float | None:
+    """The process's start on :func:`time.perf_counter`'s clock (Linux: ``/proc/self/stat``'s
+    start time, clock ticks since boot, against the boot-time clock: to a tick, 10 ms); None
+    where unknown."""
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])  # field 22, after the command's name
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):  # not Linux, or no /proc
+        return None
+    return time.perf_counter() - age
 
 
 def command_seconds() -> float:
     """The command's wall time so far: what its result line says, whatever ran before the
-    build (a project's setup.py importing torch, reading the project) or after it."""
+    build (the interpreter's start, a project's setup.py importing torch, reading the project)
+    or after it."""
+    if _Command.started is None:
+        process = _process_started()
+        near = process is not None and 0 <= _Command.imported - process <= _START_UP_AT_MOST
+        _Command.started = process if near and process is not None else _Command.imported
     return time.perf_counter() - _Command.started
 
 

@@ -278,6 +278,9 @@ def _print_line(timings: Sequence[tuple[str, float]], targets: int, total: float
 def one_result_line() -> Iterator[None]:
     """A command (``buildkit develop``/``build``) whose builds and setup.py runs make one result
     line, printed when it ends well: its builds' phases, its setup.py runs', its whole time."""
+    if _HeldLine.phases is not None:  # inside another such command (its setup.py's): that one prints it
+        yield
+        return
     _HeldLine.phases, _HeldLine.targets = [], 0
     try:
         yield

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from buildkit._util import console
+from buildkit.builder import build_output
 from buildkit.config.invocation import Invocation
 from buildkit.errors import reporting_errors
 from buildkit.frontends import develop_state, handoff, noop_finish
@@ -110,19 +112,21 @@ def _setup(root: Path, invocation: Invocation, overrides: dict[str, Any]) -> Set
     if not invocation.builds:  # 4 (3 happens inside the driver's configure inputs)
         return _package(project, overrides)
     # One command per build folder at a time, from the CMake build to the last file
-    # setuptools writes (the stub, the wheel, the editable registration).
-    with project.locked():
+    # setuptools writes (the stub, the wheel, the editable registration).  A develop's one
+    # result line comes at its end, with setuptools' part, as `buildkit develop`'s does.
+    develop = invocation.command == ("develop",)
+    with project.locked(), build_output.one_result_line() if develop else nullcontext():
         result = project.build()  # 5
         if project.stopped_after_configure:
             return result
         project.write_generated_files()
         # Nothing for setuptools to do when the stub and the editable registration
         # are current: skip its machinery, as `buildkit develop` does.
-        develop = invocation.command == ("develop",)
         if develop and develop_state.is_current(project, register=True):
             noop_finish.record(project, register=True)
             return None
-        packaged = _package(project, overrides)
+        with build_output.setup_py_phase("setuptools"):
+            packaged = _package(project, overrides)
         if develop:
             noop_finish.record(project, register=True)  # setuptools returned: the develop is done
         return packaged

@@ -123,6 +123,10 @@ def test_extension_cpp_like_develop_no_op_and_edits(test_package: Callable[..., 
     output = develop(torch_python, project, **env)
     assert setup_runs(log) == 2 and "configuring" not in output and "compiling" not in output, output
     assert "running setup.py: setup.py changed since the last develop" in output, output
+    # Its one result line says setup.py's run (torch imported: seconds) and the whole time, never "up to date".
+    line = re.search(r"^buildkit: done in ([\d.]+) s: setup\.py ([\d.]+) s, build [\d.]+ s \(nothing to rebuild\)",
+                     output, re.M)
+    assert "up to date" not in output and line and float(line[1]) >= float(line[2]), output
 
     # A source added where setup.py globs runs setup.py again, which builds it in.
     (ops.parent / "twice.cpp").write_text(

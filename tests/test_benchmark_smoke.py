@@ -7,10 +7,12 @@ rebuild.py: 6 generated C++ files, 3 runs per row, without the scikit-build-core
 package data, buildkit from the run's wheelhouse; its scikit-build-core rows come from
 the corpus cache and are skipped when that cannot be filled.  import_rebuild.py: the
 rebuild-on-import test package installed twice, into venvs that see this interpreter's
-buildkit, 3 runs per row."""
+buildkit, 3 runs per row.  distributed.py: scale.py's tree at 6 units, built once locally
+and once on a local sccache-dist cluster (skipped where the machine cannot host one)."""
 
 from __future__ import annotations
 
+import re
 import sys
 
 import pytest
@@ -74,3 +76,23 @@ def test_import_rebuild_benchmark_smoke():
         "touch one .cpp: buildkit build, then import, without the setting"))
     assert "median of 3 runs" in out, out
     assert "editable-rebuild, nothing changed: + " in out and "target:" not in out, out  # the smoke run is not judged
+
+
+def test_distributed_benchmark_smoke():
+    """Both sides build, every distributed compile runs on a build server (the script stops
+    otherwise), buildkit sizes ninja's jobs to the cluster's slots, and the measured figures
+    come apart from the modelled ones."""
+    result = run([sys.executable, REPO / "benchmarks" / "distributed.py", "--smoke"], env=clean_env(), timeout=600,
+                 check=False)
+    if result.returncode == 3:
+        pytest.skip(" ".join(result.stderr.split()))
+    out = result.stdout
+    assert result.returncode == 0, f"{out}\n{result.stderr}"
+    slots = re.search(r"cluster: 2 build servers, (\d+) slots", out)
+    assert slots, out
+    jobs = {side: re.search(rf"run 1 {side} *: .* ninja -j (\d+),", out) for side in ("local", "distributed")}
+    assert all(jobs.values()), out
+    assert jobs["distributed"].group(1) == slots.group(1), out  # type: ignore[union-attr]
+    assert "per unit: c = " in out and "6 remote compiles + 1 test compile" in out, out
+    measured, modelled = out.index("\nMEASURED"), out.index("\nMODELLED")
+    assert measured < modelled and all(f"S = {count:4}:" in out[modelled:] for count in (8, 32, 128)), out

@@ -165,28 +165,25 @@ def children() -> dict[int, tuple[str, str]]:
     return found
 
 
-def reap_new(before: set[int], deadline_s: float = 30) -> tuple[float, float]:
-    """Wait for the orphans adopted since ``before``; their CPU seconds (with that of the
-    processes they waited for) as (build servers', this machine's).  bubblewrap leaves each
-    sandbox's inner process, which waited for the compile, to the nearest subreaper: a
-    build server's CPU.  The build's sccache server, stopped by buildkit at the end of the
-    build, is this machine's."""
+def reap_new(before: set[int], deadline_s: float = 30) -> float:
+    """Wait for the orphans adopted since ``before`` (their CPU joins RUSAGE_CHILDREN): the
+    build's sccache server, stopped by buildkit at the end of the build, and the sandboxes'
+    inner processes, which bubblewrap leaves to the nearest subreaper.  Returns the CPU
+    seconds of the sandboxes (with the compiles they waited for): a build server's CPU."""
     deadline = time.monotonic() + deadline_s
-    sandboxes = here = 0.0
+    sandboxes = 0.0
     while new := {pid: found for pid, found in children().items() if pid not in before}:
         for pid, (state, name) in new.items():
             if state == "Z":
                 usage = os.wait4(pid, 0)[2]
                 if name == "bwrap":
                     sandboxes += usage.ru_utime + usage.ru_stime
-                else:
-                    here += usage.ru_utime + usage.ru_stime
         if time.monotonic() > deadline:
             print(f"  warning: processes {sorted(new)} outlived the build; their CPU time is not counted",
                   file=sys.stderr)
             break
         time.sleep(0.05)
-    return sandboxes, here
+    return sandboxes
 
 
 def cold_build(python: Path, project: Path, env: dict[str, str], servers: list[int]) -> Run:
@@ -201,15 +198,16 @@ def cold_build(python: Path, project: Path, env: dict[str, str], servers: list[i
     result = subprocess.run([python, "-m", "buildkit", "develop", "."], cwd=project, env=env, text=True,
                             capture_output=True, check=False)
     wall = time.perf_counter() - start
-    sandboxes, _ = reap_new(known)
+    sandboxes = reap_new(known)
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     output = result.stdout + result.stderr
     if result.returncode != 0:
         raise SystemExit(f"benchmarks/distributed.py: the build failed\n{output[-3000:]}")
-    jobs = JOBS.search((folder / ".buildkit" / "logs" / "build.log").read_text().splitlines()[0])
+    ninja_command = (folder / ".buildkit" / "logs" / "build.log").read_text().splitlines()[0]
+    if (jobs := JOBS.search(ninja_command)) is None:
+        raise SystemExit(f"benchmarks/distributed.py: no job count in buildkit's build command: {ninja_command}")
     cpu_here = sum(getattr(cpu_after, f) - getattr(cpu_before, f) for f in ("ru_utime", "ru_stime")) - sandboxes
-    run = Run(wall, cpu_here, sum(map(process_cpu, servers)) - servers_before + sandboxes,
-              int(jobs.group(1)) if jobs else 0,
+    run = Run(wall, cpu_here, sum(map(process_cpu, servers)) - servers_before + sandboxes, int(jobs.group(1)),
               ninja_edges(folder / ".ninja_log"))
     if env.get("BUILDKIT_DIST") == "sccache":
         counts = SUMMARY.search(output)

@@ -32,18 +32,22 @@ MEASURED (medians of --runs per side; the sides take turns):
   ninja's edge times (the two sides run different job counts on the same cores) and as CPU.
 
 MODELLED (nothing here is measured on a cluster; each term is one of the figures above):
-  T(S) = serial + N * max(p / C, (p + r) / S)
+  T(S) = serial + N * max(p / C, l / S)
   with N the units, S the remote slots, C this machine's cores (`--client-cores`), and
   c = local CPU per unit compiled here (the --sample compiles),
-  p = local CPU per unit of a distributed compile: c + (distributed - local CPU here) / N
-      (preprocessing, sccache's client and server, sending; the sccache server's start and
-      its test compile are spread over the units, which makes p a little high),
+  p = this machine's CPU per unit in a distributed build: all of it / N (preprocessing,
+      sccache's client and server, sending; configure, link, install and the sccache
+      server's start are spread over the units too, so p is an upper bound),
   r = CPU per unit on a build server (sandbox included): server CPU / (remote compiles + 1,
       the test compile),
+  l = the time one distributed compile holds its job: the median distributed compile edge
+      in .ninja_log.  It is p + r plus the waiting (the scheduler's and the server's HTTP
+      round trips, the sandbox's setup) plus the CPU contention of this one machine, so it
+      is an upper bound for build servers of their own,
   serial = a distributed run's wall time outside its compile phase (first compile's start
       to last compile's end in .ninja_log): configure, sccache server start, link, install.
   The client can push at most C / p units a second; ninja keeps S compiles in flight
-  (buildkit's job count), each taking p + r, so the slots take at most S / (p + r) a
+  (buildkit's job count), each holding its job for l, so the slots take at most S / l a
   second.  Each T(S) is set against a local build modelled the same way, serial' + N * c / C
   (serial' the local runs' wall time outside their compile phase), because the measured
   local build ran on cores shared with other work.  Not modelled: network time beyond
@@ -316,27 +320,32 @@ def report(runs: dict[str, list[Run]], compile_cpu: float, cores: int, slot_coun
     print(f"  distributed / local, wall: {median(dist, 'wall') / median(local, 'wall'):.2f}")
     remote = statistics.median(run.remote for run in dist)
     c = compile_cpu
-    p = c + (median(dist, "cpu_here") - median(local, "cpu_here")) / units
+    p = median(dist, "cpu_here") / units
     r = median(dist, "cpu_servers") / (remote + 1)
     serial = median(dist, "serial")
     edge_overhead = (median(dist, "edge_median") - median(local, "edge_median")) * 1000
-    print(f"  per unit: c = {c * 1000:.0f} ms CPU compiled here (sample), p = {p * 1000:.0f} ms CPU here when "
-          f"distributed, r = {r * 1000:.0f} ms CPU on a build server ({remote:.0f} remote compiles + 1 test compile)")
+    print(f"  per unit: c = {c * 1000:.0f} ms CPU compiled here (sample), p = {p * 1000:.0f} ms CPU here in a "
+          f"distributed build (all of it / N), r = {r * 1000:.0f} ms CPU on a build server ({remote:.0f} remote "
+          "compiles + 1 test compile)")
     print(f"  overhead per compile: {edge_overhead:+.0f} ms of ninja edge time (distributed - local, their own job "
           f"counts on the same cores); {(p + r - c) * 1000:+.0f} ms of CPU (p + r - c)")
 
-    print(f"\nMODELLED: T(S) = serial + N * max(p / C, (p + r) / S), N = {units}, C = {cores} client cores, "
-          f"serial = {serial:.2f} s (measured above), p and r above")
+    latency = median(dist, "edge_median")
+    print(f"  one distributed compile holds its job l = {latency * 1000:.0f} ms; of that, "
+          f"{(latency - p - r) * 1000:.0f} ms is neither CPU here nor on a server (l - p - r: waiting, and "
+          f"this machine's contention)")
+    print(f"\nMODELLED: T(S) = serial + N * max(p / C, l / S), N = {units}, C = {cores} client cores, "
+          f"serial = {serial:.2f} s (measured above), p and l above")
     local_model = median(local, "serial") + units * c / cores
     print(f"  a local build of C cores: serial' + N * c / C = {local_model:.2f} s (this run measured "
-          f"{median(local, 'wall'):.2f} s: its cores were shared with other work)")
-    print(f"  the client's limit: {cores / p:.1f} units/s, reached from S = {cores * (p + r) / p:.0f} slots; "
+          f"{median(local, 'wall'):.2f} s on cores shared with other work)")
+    print(f"  the client's limit: {cores / p:.1f} units/s, reached from S = {cores * latency / p:.0f} slots; "
           + (f"p < c, so the compile phase can shrink to at most p / c = {p / c:.2f} of a local one" if p < c else
              "p >= c: a distributed compile costs this machine more CPU than compiling it here, so no number of "
              "slots beats a local build of this tree"))
     for count in slot_counts:
-        phase = units * max(p / cores, (p + r) / count)
-        bound = "client-bound" if p / cores >= (p + r) / count else "slot-bound"
+        phase = units * max(p / cores, latency / count)
+        bound = "client-bound" if p / cores >= latency / count else "slot-bound"
         total = serial + phase
         print(f"  S = {count:4}: {total:7.2f} s ({phase:.2f} s compiling, {bound}); "
               f"the local build of C cores / this: {local_model / total:.2f} x")

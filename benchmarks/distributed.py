@@ -356,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tus", type=int, default=300, help="translation units (default 300)")
     parser.add_argument("--weight", type=int, default=300,
                         help="instantiated functions added to each unit, 0 for scale.py's one-line units "
-                             "(default 300: about 0.2 s of CPU per unit on this project's machine)")
+                             "(default 300: 0.15-0.19 s of CPU per unit on this project's machine)")
     parser.add_argument("--runs", type=int, default=3, help="cold builds per side (default 3)")
     parser.add_argument("--servers", type=int, default=2, help="build servers of the local cluster (default 2)")
     parser.add_argument("--slots", default="8,32,128", help="remote slot counts to model (default 8,32,128)")

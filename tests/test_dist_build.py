@@ -11,7 +11,7 @@ build; ``buildkit doctor``'s rows; then each way the cluster can fail (unreachab
 scheduler, refused token, no build servers, both servers killed once the build has sized
 itself to them) ends in a local build of the same bytes after one message naming the cause.
 The test that kills the servers runs last.  nvcc's steps on the build servers are an
-on-demand test (``pytest -m torch tests/test_dist_build.py -k nvcc``).
+on-demand test (``pytest -m distributed tests/test_dist_build.py``).
 """
 
 from __future__ import annotations
@@ -390,7 +390,7 @@ CUDA_PROJECT = {
     "host.cpp": "int host_value() { return 3; }\n"}
 
 
-@pytest.mark.torch  # no torch: on demand only (about 40 s: the CUDA configure, nvcc's tools packaged for the servers)
+@pytest.mark.distributed  # on demand only (about 40 s: the CUDA configure, nvcc's tools packaged for the servers)
 @cuda_build
 def test_nvccs_steps_compile_on_the_build_servers(cluster: LocalCluster, tmp_path: Path, monkeypatch,
                                                   capfd) -> None:

@@ -54,8 +54,12 @@
 #    -DBUILDKIT_TORCH_PCH=OFF (buildkit passes its torch-precompiled-headers option as
 #    that). A source with a #define or #undef before its first #include is compiled
 #    without it (the force-included header would come before that macro), said by name.
+#    With clang, CMake also compiles the header with -fpch-instantiate-templates, so the
+#    template instantiations torch's headers ask for are made once in the header instead of
+#    in every source; GCC's header keeps only the parse (docs/benchmarks.md measures both).
 #    Compiler caches: ccache gets CCACHE_SLOPPINESS=pch_defines,time_macros on top of its
-#    own sloppiness for these targets (what its manual asks of precompiled headers); a
+#    own sloppiness for these targets, and with clang -Xclang -fno-pch-timestamp (what its
+#    manual asks of precompiled headers); a
 #    target's C++ sources skip sccache, which cannot cache them (sccache issue 615),
 #    also said by name.
 #
@@ -369,8 +373,15 @@ function(_buildkit_torch_pch_launcher target)
     list(JOIN sloppiness "," sloppiness)
     set_target_properties(${target} PROPERTIES
       CXX_COMPILER_LAUNCHER "${CMAKE_COMMAND};-E;env;CCACHE_SLOPPINESS=${sloppiness};${launcher}")
-    message(STATUS "buildkit: ${target}: ccache runs with CCACHE_SLOPPINESS=${sloppiness} for the precompiled "
-                   "torch headers")
+    set(timestamp "")
+    if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+      # clang stamps its header's inputs' times into it, which ccache refuses to cache (its manual's
+      # "Precompiled headers"); ninja's depfile, not the stamp, is what rebuilds a header gone stale.
+      target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-Xclang -fno-pch-timestamp>")
+      set(timestamp " and -Xclang -fno-pch-timestamp")
+    endif()
+    message(STATUS "buildkit: ${target}: ccache runs with CCACHE_SLOPPINESS=${sloppiness}${timestamp} for the "
+                   "precompiled torch headers")
   endif()
 endfunction()
 

@@ -1,7 +1,8 @@
 """Precompiled torch headers (cmake/BuildkitTorch.cmake's buildkit_torch_extension) without
 torch: a fake torch prefix of a few headers and empty libraries, a LIBRARY target built by
-real cmake, ninja and gcc, its result read back through ctypes.  Checked: the C++ sources
-are compiled with ``-include cmake_pch.hxx`` beside its ``.gch``; a source defining a macro
+real cmake, ninja and each compiler (gcc, and clang where installed: .ci/run installs Debian's),
+its result read back through ctypes.  Checked: the C++ sources are compiled with the
+``cmake_pch.hxx`` header beside its ``.gch`` (gcc) or ``.pch`` (clang); a source defining a macro
 before its includes goes without, said by name; BUILDKIT_TORCH_PCH=OFF turns it off; an
 edited torch header and a changed define rebuild the header and the objects (no stale
 object); ccache gets the sloppiness its manual asks for and gives no stale hit; sccache is
@@ -12,9 +13,12 @@ with a real torch (``-m torch``).
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -70,9 +74,31 @@ def fake_torch(tmp_path_factory) -> Path:
     return prefix
 
 
+def find_clang() -> str | None:
+    """clang++ on PATH, else the newest versioned one (Debian's clang-19 package installs clang++-19 only)."""
+    found = shutil.which("clang++")
+    if found:
+        return found
+    versioned = [(int(m.group(1)), str(path)) for folder in os.get_exec_path() if os.path.isdir(folder)
+                 for path in Path(folder).glob("clang++-*") if (m := re.fullmatch(r"clang\+\+-(\d+)", path.name))]
+    return max(versioned)[1] if versioned else None
+
+
+@pytest.fixture(scope="module", params=["gcc", "clang"])
+def compiler(request) -> tuple[str, str]:
+    """(the C++ compiler, the suffix CMake gives its precompiled header): each test runs with both."""
+    if request.param == "gcc":
+        return shutil.which("g++") or "c++", ".gch"
+    clang = find_clang()
+    if clang is None:
+        pytest.skip("clang++ is not installed (.ci/run installs Debian's clang)")
+    return clang, ".pch"
+
+
 class Project:
-    def __init__(self, root: Path, torch: Path) -> None:
+    def __init__(self, root: Path, torch: Path, compiler: tuple[str, str]) -> None:
         self.root, self.torch, self.build = root, torch, root / "build"
+        self.compiler, self.pch = compiler
         root.mkdir(parents=True)
         (root / "CMakeLists.txt").write_text(CMAKELISTS)
         for name, text in SOURCES.items():
@@ -82,7 +108,8 @@ class Project:
         """Configure; CMake's output."""
         command = [str(find_cmake().path), "-S", self.root, "-B", self.build, "-G", "Ninja",
                    f"-DCMAKE_MAKE_PROGRAM={find_ninja().path}", f"-DCMAKE_MODULE_PATH={cmake_dir()}",
-                   f"-DCMAKE_PREFIX_PATH={self.torch.parent}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", *defines]
+                   f"-DCMAKE_PREFIX_PATH={self.torch.parent}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+                   f"-DCMAKE_CXX_COMPILER={self.compiler}", *defines]
         return subprocess.run(command, check=True, capture_output=True, text=True, env=env).stdout
 
     def make(self, env: dict[str, str] | None = None) -> str:
@@ -90,8 +117,13 @@ class Project:
         built = subprocess.run([str(find_cmake().path), "--build", self.build], check=False, capture_output=True,
                                text=True, env=env)
         assert built.returncode == 0, built.stdout + built.stderr
-        assert "invalid" not in built.stdout.lower(), built.stdout  # -Winvalid-pch: a .gch gcc could not use
+        # gcc's -Winvalid-pch: a .gch it could not use and parsed the headers instead (clang refuses with an error).
+        assert "invalid" not in built.stdout.lower(), built.stdout
         return built.stdout
+
+    def headers(self) -> list[Path]:
+        """The precompiled headers built."""
+        return list(self.build.rglob(f"*{self.pch}"))
 
     def value(self, target: str = "ops") -> int:
         return int(subprocess.run([sys.executable, "-c", VALUE, self.build / f"lib{target}.so", f"{target}_value"],
@@ -106,10 +138,10 @@ class Project:
 
 
 @pytest.fixture
-def project(tmp_path: Path, fake_torch: Path) -> Project:
+def project(tmp_path: Path, fake_torch: Path, compiler: tuple[str, str]) -> Project:
     torch = tmp_path / "torch"  # each test edits its own copy of the headers
     shutil.copytree(fake_torch, torch, symlinks=True)
-    return Project(tmp_path / "project", torch)
+    return Project(tmp_path / "project", torch, compiler)
 
 
 def set_torch_value(project: Project, value: int) -> None:
@@ -121,8 +153,8 @@ def test_the_cpp_sources_use_a_precompiled_header_of_torch(project: Project) -> 
     project.make()
     ops = project.command("ops.cpp")
     assert "-include" in ops and "cmake_pch.hxx" in ops, ops
-    [gch] = project.build.rglob("*.gch")
-    pch = gch.with_name("cmake_pch.hxx")
+    [built] = project.headers()
+    pch = built.with_name("cmake_pch.hxx")
     assert "torch/all.h" in pch.read_text() and "torch/library.h" in pch.read_text()
     assert str(pch) in ops
     assert "cmake_pch" not in project.command("early.cpp")
@@ -136,8 +168,8 @@ def test_a_second_target_of_the_same_headers_reuses_the_first_ones(project: Proj
     reuse is valid for each compile (make() fails on gcc's -Winvalid-pch), also after an edit."""
     log = project.configure("-DOFFSET=10")
     project.make()
-    [gch] = project.build.rglob("*.gch")
-    shared = gch.parent.name.removesuffix(".dir")
+    [built] = project.headers()
+    shared = built.parent.name.removesuffix(".dir")
     assert shared.startswith("buildkit_torch_pch_"), shared
     # ops had its own until more came: now both use the shared one.
     assert f"buildkit: ops, more: one precompiled header of torch's headers, in {shared}" in log, log
@@ -146,7 +178,7 @@ def test_a_second_target_of_the_same_headers_reuses_the_first_ones(project: Proj
     assert (project.value(), project.value("more")) == (11, 111)
     set_torch_value(project, 2)
     rebuilt = project.make()
-    assert "cmake_pch.hxx.gch" in rebuilt and "more.cpp.o" in rebuilt, rebuilt
+    assert f"cmake_pch.hxx{project.pch}" in rebuilt and "more.cpp.o" in rebuilt, rebuilt
     assert (project.value(), project.value("more")) == (12, 112)
 
 
@@ -178,7 +210,7 @@ def test_a_wheel_build_compiles_them_only_where_enough_sources_share_them(projec
     assert "buildkit: ops, more: no precompiled torch headers in this build: 2 C++ sources would use them, " \
            "fewer than 3" in log, log
     assert "cmake_pch" not in project.command("ops.cpp") and "cmake_pch" not in project.command("more.cpp")
-    assert not list(project.build.rglob("*.gch")) and "buildkit_torch_pch" not in built, built
+    assert not project.headers() and "buildkit_torch_pch" not in built, built
     assert (project.value(), project.value("more")) == (11, 111)
     log = project.configure("-DOFFSET=10", "-DBUILDKIT_TORCH_PCH_MIN_SOURCES=2")
     project.make()
@@ -202,7 +234,7 @@ def test_switched_off(project: Project) -> None:
     project.make()
     assert "cmake_pch" not in project.command("ops.cpp")
     assert "ops: no precompiled torch headers (BUILDKIT_TORCH_PCH is OFF)" in log, log
-    assert not list(project.build.rglob("*.gch"))
+    assert not project.headers()
     assert project.value() == 11
 
 
@@ -211,19 +243,19 @@ def test_an_edited_torch_header_or_a_changed_define_rebuilds_header_and_objects(
     project.make()
     set_torch_value(project, 2)
     rebuilt = project.make()
-    assert "cmake_pch.hxx.gch" in rebuilt and "ops.cpp.o" in rebuilt and "early.cpp.o" in rebuilt, rebuilt
+    assert f"cmake_pch.hxx{project.pch}" in rebuilt and "ops.cpp.o" in rebuilt and "early.cpp.o" in rebuilt, rebuilt
     assert project.value() == 12
     assert "no work to do" in project.make()
 
     # The targets' define (the shared header is compiled with the first target's definitions).
     project.configure("-DOFFSET=20")
     rebuilt = project.make()
-    assert "cmake_pch.hxx.gch" in rebuilt and "ops.cpp.o" in rebuilt and "more.cpp.o" in rebuilt, rebuilt
+    assert f"cmake_pch.hxx{project.pch}" in rebuilt and "ops.cpp.o" in rebuilt and "more.cpp.o" in rebuilt, rebuilt
     assert (project.value(), project.value("more")) == (22, 122)
     # A flag of every compile: the header and every object.
     project.configure("-DOFFSET=20", "-DCMAKE_CXX_FLAGS=-DANY_FLAG=1")
     rebuilt = project.make()
-    assert "cmake_pch.hxx.gch" in rebuilt and "ops.cpp.o" in rebuilt and "more.cpp.o" in rebuilt, rebuilt
+    assert f"cmake_pch.hxx{project.pch}" in rebuilt and "ops.cpp.o" in rebuilt and "more.cpp.o" in rebuilt, rebuilt
 
 
 def ccache() -> str:
@@ -240,20 +272,35 @@ def test_ccache_gets_the_sloppiness_precompiled_headers_need_and_no_stale_hit(pr
            "HOME": str(tmp_path)}
     # The configure reads ccache's own sloppiness (here from the environment) and adds to it.
     log = project.configure("-DOFFSET=10", f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}", env=env)
-    assert "ccache runs with CCACHE_SLOPPINESS=locale,pch_defines,time_macros" in log, log
-    assert "-E env CCACHE_SLOPPINESS=locale,pch_defines,time_macros" in (project.build / "build.ninja").read_text()
+    ninja = (project.build / "build.ninja").read_text()
+    assert "-E env CCACHE_SLOPPINESS=locale,pch_defines,time_macros" in ninja
+    if project.pch == ".pch":  # clang's header must carry no input times, or ccache caches nothing
+        assert "CCACHE_SLOPPINESS=locale,pch_defines,time_macros and -Xclang -fno-pch-timestamp" in log, log
+        assert "-Xclang -fno-pch-timestamp" in project.command("ops.cpp")
+    else:
+        assert "ccache runs with CCACHE_SLOPPINESS=locale,pch_defines,time_macros for" in log, log
     project.make(env)
     assert project.value() == 11
     set_torch_value(project, 3)
     project.make(env)
     assert project.value() == 13, "ccache gave an object compiled against the old header"
-    # Back to the first header: a hit is right now, and must give the first value.
+    # Back to the first header: the first value (a hit would be right, a stale object wrong).
     set_torch_value(project, 1)
     project.make(env)
     assert project.value() == 11
+    # A fresh build folder of the same headers (a new checkout, a CI run): every compile, the
+    # header's and each source's through it, comes from the cache. (In the folder above gcc's
+    # header compile misses: it lists the previous .gch beside the header as an input.)
+    shutil.rmtree(project.build)
+    project.configure("-DOFFSET=10", f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}", env=env)
+    time.sleep(1.1)  # ccache trusts no file written in the second its compile starts (modified_input_file)
+    subprocess.run([launcher, "--zero-stats"], check=True, capture_output=True, env=env)
+    project.make(env)
+    assert project.value() == 11
     stats = subprocess.run([launcher, "--print-stats"], check=True, capture_output=True, text=True, env=env).stdout
-    hits = {k: int(v) for k, v in (line.split("\t") for line in stats.splitlines() if "\t" in line)}
-    assert hits.get("direct_cache_hit", 0) + hits.get("preprocessed_cache_hit", 0) > 0, stats
+    counts = {k: int(v) for k, v in (line.split("\t") for line in stats.splitlines() if "\t" in line)}
+    compiles = len(json.loads((project.build / "compile_commands.json").read_text()))
+    assert counts.get("direct_cache_hit", 0) + counts.get("preprocessed_cache_hit", 0) == compiles, stats
 
 
 def test_sccache_is_taken_off_the_precompiled_targets_by_name(project: Project) -> None:
@@ -279,6 +326,6 @@ def test_a_distributed_builds_sources_with_the_header_compile_here_counted(proje
                 if block.startswith("build CMakeFiles/ops.dir/") and ".cpp.o:" in block.splitlines()[0]]
     assert compiles and all("pool = buildkit_local" in block for block in compiles), compiles
     objects = precompiled_header_objects(json.loads((project.build / "compile_commands.json").read_text()))
-    assert "CMakeFiles/ops.dir/ops.cpp.o" in objects and not [o for o in objects if o.endswith(".gch")], objects
+    assert "CMakeFiles/ops.dir/ops.cpp.o" in objects and not [o for o in objects if o.endswith(project.pch)], objects
     project.make()
     assert project.value() == 11

@@ -17,6 +17,7 @@ load the modules and run the CPU kernels.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -30,6 +31,7 @@ import pytest
 
 from buildkit.builder.configure.torch_env import cuda_version
 from buildkit.frontends.cli.audit import audit
+from buildkit_testing.compilers import find_clang
 from buildkit_testing.cuda import cuda_toolkit_root, device_link_lto, find_nvcc
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
@@ -138,6 +140,35 @@ def test_extension_cpp_like_develop_no_op_and_edits(test_package: Callable[..., 
     assert setup_runs(log) == 3 and "running setup.py: the sources in dropin_ops/csrc changed" in output, output
     checked(torch_python, "import torch, dropin_ops\nx = torch.ones(3)\n"
                           "assert torch.equal(torch.ops.dropin_ops.twice(x), 2 * x)\n", tmp_path / "elsewhere")
+
+
+def test_with_clang_the_precompiled_header_holds_torchs_instantiations(test_package: Callable[..., Path],
+                                                                      torch_python: Path, tmp_path: Path) -> None:
+    """CXX=clang++ (docs/migration/from-cpp-extension.md advises it for the edit loop): the C++
+    sources compile against clang's .pch, which CMake makes with -fpch-instantiate-templates;
+    the module, built by clang, loads into torch (built by GCC) and computes right, also after
+    an edit; and going back to the default compiler configures afresh, saying why."""
+    clang = find_clang()
+    if clang is None:
+        pytest.skip("clang++ is not installed (.ci/run installs Debian's clang)")
+    project = test_package("torch_dropin_ops")
+    develop(torch_python, project, CXX=clang)
+    checked(torch_python, OPS_CHECK, tmp_path / "elsewhere")
+    [commands] = build_folder(project, torch_python).rglob("compile_commands.json")
+    entries = json.loads(commands.read_text())
+    header = [e["command"] for e in entries if e["output"].endswith(".pch")]
+    sources = [e["command"] for e in entries if e["file"].endswith(".cpp") and not e["output"].endswith(".pch")]
+    assert len(header) == 1 and "-fpch-instantiate-templates" in header[0], header
+    assert sources and all(c.startswith(clang) and "-include-pch" in c for c in sources), sources
+
+    ops = project / "dropin_ops" / "csrc" / "ops.cpp"
+    ops.write_text(ops.read_text().replace("x * factors.unsqueeze(1)", "factors.unsqueeze(1) * x"))
+    assert "compiling" in develop(torch_python, project, CXX=clang)
+    checked(torch_python, OPS_CHECK, tmp_path / "elsewhere")
+
+    output = develop(torch_python, project)
+    assert "environment CXX changed" in output and "compiling" in output, output
+    checked(torch_python, OPS_CHECK, tmp_path / "elsewhere")
 
 
 def test_extension_cpp_like_wheel_is_one_abi3_wheel_pinned_to_torch(

@@ -13,8 +13,6 @@ with a real torch (``-m torch``).
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +28,7 @@ from buildkit.builder.toolchain.jobs import cpu_count
 from buildkit.builder.toolchain.tools import find_cmake, find_ninja
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
+from buildkit_testing.compilers import find_clang
 from buildkit_testing.projects import write_pyproject
 
 CONFIG = "set_property(TARGET torch PROPERTY CXX_STANDARD 17)\n"  # read as text, never run
@@ -72,16 +71,6 @@ def fake_torch(tmp_path_factory) -> Path:
     for library in ("torch", "torch_cpu", "c10", "torch_python"):
         subprocess.run(["cc", "-shared", "-o", prefix / "lib" / f"lib{library}.so", empty], check=True)
     return prefix
-
-
-def find_clang() -> str | None:
-    """clang++ on PATH, else the newest versioned one (Debian's clang-19 package installs clang++-19 only)."""
-    found = shutil.which("clang++")
-    if found:
-        return found
-    versioned = [(int(m.group(1)), str(path)) for folder in os.get_exec_path() if os.path.isdir(folder)
-                 for path in Path(folder).glob("clang++-*") if (m := re.fullmatch(r"clang\+\+-(\d+)", path.name))]
-    return max(versioned)[1] if versioned else None
 
 
 @pytest.fixture(scope="module", params=["gcc", "clang"])

@@ -32,10 +32,22 @@ auto reduce_row(const R& r, const T* x, int64_t n) {
 // o[k] = merge(o[k], rows[r * inner + k]) for the `count` rows of `inner` elements, k in
 // [k0, k1). Only for reducers whose accumulator is the element (sum, amax): an element
 // is then the accumulator of itself, and rows of elements and partial rows fold alike.
+// Four rows per pass: o[k] is loaded and stored once for four rows read, not once per
+// row (the column sum of 4096x4096 floats was 1.07-1.13x torch's on an AVX-512 Xeon with
+// one row per pass, the partial rows' loads and stores beside the rows' reads).
 template <typename R, typename T>
 void fold_rows(const R& r, T* o, const T* rows, int64_t count, int64_t inner, int64_t k0, int64_t k1) {
   static_assert(std::is_same_v<typename R::Acc, T>);
-  for (int64_t row_index = 0; row_index < count; ++row_index) {
+  int64_t row_index = 0;
+  for (; row_index + 4 <= count; row_index += 4) {
+    const T* a = rows + row_index * inner;
+    const T* b = a + inner;
+    const T* c = b + inner;
+    const T* d = c + inner;
+#pragma omp simd
+    for (int64_t k = k0; k < k1; ++k) o[k] = r.merge(o[k], r.merge(r.merge(a[k], b[k]), r.merge(c[k], d[k])));
+  }
+  for (; row_index < count; ++row_index) {
     const T* row = rows + row_index * inner;
 #pragma omp simd
     for (int64_t k = k0; k < k1; ++k) o[k] = r.merge(o[k], row[k]);

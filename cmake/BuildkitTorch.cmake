@@ -59,9 +59,8 @@
 #    in every source; GCC's header keeps only the parse (docs/benchmarks.md measures both).
 #    Compiler caches: ccache gets CCACHE_SLOPPINESS=pch_defines,time_macros on top of its
 #    own sloppiness for these targets, and with clang -Xclang -fno-pch-timestamp (what its
-#    manual asks of precompiled headers); a
-#    target's C++ sources skip sccache, which cannot cache them (sccache issue 615),
-#    also said by name.
+#    manual asks of precompiled headers); a target's C++ sources skip sccache, which
+#    cannot cache them (sccache issue 615), also said by name.
 #
 # torch must be installed where the build runs: buildkit puts that environment's
 # site-packages (mirrored into build/build-env) on CMAKE_PREFIX_PATH.
@@ -375,8 +374,9 @@ function(_buildkit_torch_pch_launcher target)
       CXX_COMPILER_LAUNCHER "${CMAKE_COMMAND};-E;env;CCACHE_SLOPPINESS=${sloppiness};${launcher}")
     set(timestamp "")
     if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-      # clang stamps its header's inputs' times into it, which ccache refuses to cache (its manual's
-      # "Precompiled headers"); ninja's depfile, not the stamp, is what rebuilds a header gone stale.
+      # clang stamps the times of the header's inputs into it, so the header compiled in another
+      # build folder differs and every source through it misses (ccache's manual, "Precompiled
+      # headers"); ninja's depfile, not the stamp, is what rebuilds a header gone stale.
       target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-Xclang -fno-pch-timestamp>")
       set(timestamp " and -Xclang -fno-pch-timestamp")
     endif()

@@ -62,6 +62,16 @@ for dtype, tol in (("float32", 1e-4), ("float64", 1e-10)):
 print("ok")
 """)
     assert out.stdout.strip() == "ok"
+    # TENSORLET_USE_BLAS=0 (README, "At run time") starts the process on the built-in GEMM:
+    # tensorlet_set_blas_enabled returns the state it replaces.
+    previous_state = ("import ctypes, os, tensorlet as tl\n"
+                      "lib = ctypes.CDLL(os.path.join(tl.utils.library_path, 'libtensorlet.so'))\n"
+                      "print(lib.tensorlet_set_blas_enabled(1))\n")
+    for value, state in (("0", "0"), ("off", "0"), ("1", "1"), (None, "1")):
+        env = {k: v for k, v in full_build.env.items() if k != "TENSORLET_USE_BLAS"}
+        env.update({"TENSORLET_USE_BLAS": value} if value is not None else {})
+        seen = run([full_build.python, "-c", previous_state], cwd=full_build.root.parent, env=env).stdout.strip()
+        assert seen == state, (value, seen)
 
 
 # ---- the profiler (USE_TLPROF) --------------------------------------------------------

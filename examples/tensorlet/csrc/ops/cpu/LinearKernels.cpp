@@ -2,9 +2,8 @@
 // GEMMs of the vector kernels. The shape and dtype checks, the common device and the
 // result come from the shared layer (ops/Linear.h), as for ops/cuda/LinearKernels.cu.
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
+#include "core/Environment.h"
 #include "generated/Functions.h"
 #include "generated/NativeFunctions.h"
 #include "ops/Linear.h"
@@ -40,10 +39,7 @@ namespace {
 // environment (TENSORLET_USE_BLAS=0) or tensorlet_set_blas_enabled(0) (benchmarks
 // compare the built-in GEMM with the BLAS one in one process).
 std::atomic<bool>& blas_enabled() {
-  static std::atomic<bool> enabled = [] {
-    const char* v = std::getenv("TENSORLET_USE_BLAS");
-    return !(v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "OFF") == 0 || std::strcmp(v, "off") == 0));
-  }();
+  static std::atomic<bool> enabled = environment_switch_on("TENSORLET_USE_BLAS");
   return enabled;
 }
 

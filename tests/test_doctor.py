@@ -246,7 +246,8 @@ def test_the_nvidia_library_wheels_a_build_would_link(project: Path, tmp_path: P
     wheel of another CUDA major than the toolkit's is the build's own refusal."""
     (project / "CMakeLists.txt").write_text("project(demo LANGUAGES CXX CUDA)\n")
     write_pyproject(project, 'library-dependencies = [{ distribution = "nvidia-curand" }, '
-                             '{ distribution = "nvidia-cufft-not-here" }]')
+                             '{ distribution = "nvidia-cufft-not-here" }, '
+                             '{ distribution = "nvidia-cublas", when = "USE_CUBLAS" }]')
     site = tmp_path / "env" / "site-packages"
     fake_nvidia_library_wheel(site, "nvidia-curand")
     fake_cuda_toolkit(site / "nvidia" / "cu13", 13050)
@@ -258,6 +259,9 @@ def test_the_nvidia_library_wheels_a_build_would_link(project: Path, tmp_path: P
     assert (curand.status, curand.version, curand.path) == ("ok", "10.4.0.35", str(site / "nvidia/cu13/lib"))
     assert curand.detail == "CUDA 13 (libcurand.so.10); the wheel requires nvidia-curand>=10.4.0.35,==10.*"
     assert checks["library nvidia-cufft-not-here"].status == "note"  # an isolated build may bring it
+    cublas = checks["library nvidia-cublas"]  # its `when` does not hold: never looked for
+    assert (cublas.status, cublas.detail) == ("note", 'not linked by this build: `when = "USE_CUBLAS"` does not '
+                                                      "hold (USE_CUBLAS set by nothing (off))"), cublas
     fake_cuda_toolkit(site / "nvidia" / "cu14", 14000)  # the newest major of the folder is the wheels' toolkit
     other = by_name(run_doctor(settings, load_options(settings)))["library nvidia-curand"]
     assert other.status == "problem" and "but this build compiles with CUDA 14" in other.detail, other

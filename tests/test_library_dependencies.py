@@ -12,13 +12,17 @@ from pathlib import Path
 import pytest
 
 from buildkit._util.resources import templates_dir
+from buildkit.builder.configure.cmake_cache import CMakeCache
+from buildkit.config.forwarding import argument_definitions
 from buildkit.config.modes import VersionPolicy
+from buildkit.config.options import load_options
 from buildkit.config.settings import load_settings
 from buildkit.errors import BuildkitError, ConfigError
 from buildkit.package.dependencies import FoundDependency, find_dependency, loader_table, pinned_requirements
 from buildkit.package.discovery import entry_points, library_folders
 from buildkit.package.library_tree import fix_library_tree, relocate_pkg_config
 from buildkit.package.split import python_only_dependency
+from buildkit.project.library_conditions import Decision
 from buildkit_testing.projects import write_files, write_pyproject
 
 
@@ -140,6 +144,7 @@ def test_library_only_project_is_its_own_library_distribution(tmp_path):
     ('{ distribution = "libfmt", version = "compatible" }', "`exact`, `same-minor` or `same-major`"),
     ('{ distribution = "lib fmt" }', "distribution name"),
     ('{ cmake-package = "fmt" }', "distribution"),
+    ('{ distribution = "libfmt", when = "USE_FMT and" }', "Cannot read the `when` condition"),
 ])
 def test_bad_library_dependency_entries_are_named(tmp_path, entry, words):
     write_pyproject(tmp_path, f"library-dependencies = [{entry}]")
@@ -187,3 +192,56 @@ def test_only_an_extension_linking_torchs_cuda_libraries_needs_a_cuda_torch(link
                             ("libtorch.so", "libtorch_cpu.so", "libc10.so", "libc10_cuda.so"), cuda="13.2")
     [entry] = loader_table([torch], {"torch": linked})
     assert entry["cuda"] == cuda
+
+
+# ---- `when` on library-dependencies: decided before the configure, checked after -----------
+CONDITIONAL = ('library-dependencies = [{ distribution = "nvidia-cublas", when = "USE_CUDA and USE_CUBLAS" },\n'
+               '                        { distribution = "libfmt" }]')
+
+
+def decision(tmp_path, environ: dict[str, str], cache_text: str | None = None) -> Decision:
+    write_pyproject(tmp_path, CONDITIONAL)
+    settings = load_settings(tmp_path)
+    cache = CMakeCache.parse(cache_text) if cache_text is not None else None
+    return Decision.before_configure(settings, load_options(settings, environ=environ), cache)
+
+
+def test_cmake_args_definitions_are_read_as_cmake_reads_them():
+    assert argument_definitions(("-DA=1", "-D", "B:BOOL=ON", "-DC", "-GNinja", "-DA=0")) == {"A": "0", "B": "ON"}
+
+
+@pytest.mark.parametrize("environ, cache_text, holds", [
+    ({}, None, False),
+    ({"USE_CUDA": "ON", "USE_CUBLAS": "1"}, None, True),
+    ({"USE_CUDA": "ON", "USE_CUBLAS": "OFF"}, None, False),
+    ({"USE_CUDA": "ON", "CMAKE_ARGS": "-DUSE_CUBLAS:BOOL=YES"}, None, True),  # CMAKE_ARGS counts
+    ({"USE_CUDA": "ON", "USE_CUBLAS": "ON", "CMAKE_ARGS": "-DUSE_CUBLAS=OFF"}, None, False),  # ... and comes last
+    ({}, "USE_CUDA:BOOL=ON\nUSE_CUBLAS:BOOL=ON\n", True),  # an earlier configure's cache
+    ({"USE_CUBLAS": "0"}, "USE_CUDA:BOOL=ON\nUSE_CUBLAS:BOOL=ON\n", False),  # what this one is told wins
+    ({"USE_CUDA": "ON", "USE_CUBLAS": "NOTFOUND"}, None, False),  # CMake's false constants
+])
+def test_a_condition_is_decided_from_what_the_configure_will_be_told(tmp_path, environ, cache_text, holds):
+    decided = decision(tmp_path, environ, cache_text)
+    assert decided.holds == {"nvidia-cublas": holds, "libfmt": True}
+    # The PEP 517 hook asks for the conditional one when it holds; the unconditional one is pyproject's.
+    assert decided.build_requirements() == (["nvidia-cublas"] if holds else [])
+
+
+def test_a_cache_that_answers_otherwise_after_the_configure_stops_the_build(tmp_path):
+    decided = decision(tmp_path, {"USE_CUDA": "ON"})  # USE_CUBLAS set by nothing: off before
+    after = CMakeCache.parse("USE_CUDA:BOOL=ON\nUSE_CUBLAS:BOOL=ON\n")  # the project's default: on
+    with pytest.raises(BuildkitError) as error:
+        decided.check_after_configure(after)
+    assert error.value.message == (
+        'The library dependency nvidia-cublas has `when = "USE_CUDA and USE_CUBLAS"`, which holds in the cache '
+        "this configure wrote (USE_CUBLAS on, USE_CUDA on) but did not before it, when buildkit found library "
+        "dependencies (USE_CUBLAS set by nothing (off); USE_CUDA=ON from the environment or CMAKE_ARGS); so this "
+        "build went without nvidia-cublas: not on CMake's search path, not required by the wheel, not preloaded.")
+    assert "Set USE_CUBLAS and USE_CUDA in the environment" in error.value.hint
+
+    forced_off = decision(tmp_path, {"USE_CUDA": "ON", "USE_CUBLAS": "ON"})
+    with pytest.raises(BuildkitError) as error:
+        forced_off.check_after_configure(CMakeCache.parse("USE_CUDA:BOOL=ON\nUSE_CUBLAS:BOOL=OFF\n"))
+    assert "does not hold in the cache this configure wrote" in error.value.message
+    assert "require and preload nvidia-cublas though the configure turned it off" in error.value.message
+    forced_off.check_after_configure(after)  # agrees: nothing to say

@@ -9,6 +9,7 @@ built for real, repaired and audited with auditwheel, and run from fresh venvs.
 from __future__ import annotations
 
 import shutil
+import sys
 import zipfile
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from buildkit.package.elf import read_elf_dynamic
 from buildkit_testing.artifacts import only_wheel, sha256
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
-from buildkit_testing.venvs import make_venv, pip_install, pip_into, site_packages
+from buildkit_testing.venvs import make_venv, pip_install, pip_into, site_packages, venv_env
 
 pytestmark = pytest.mark.slow
 
@@ -167,3 +168,102 @@ def test_an_isolated_build_finds_the_library_in_its_build_environment(built, whe
     module = next(n for n in names(wheel) if n.startswith("fmtpy/_core."))
     assert "$ORIGIN/../libfmtlike/lib" in read_elf_dynamic(member(wheel, module)).runpath
     assert "Requires-Dist: libfmtlike" in member(wheel, "fmtpy-0.1.0.dist-info/METADATA").decode()
+
+
+# fmtpy with libfmtlike behind a build option: `when` on the library dependency, and no
+# libfmtlike in [build-system] requires (a conditional dependency cannot be listed there).
+CONDITIONAL_CMAKELISTS = """cmake_minimum_required(VERSION 3.24)
+project(fmtpy LANGUAGES C CXX)
+option(USE_FMTLIKE "format through libfmtlike" {default})
+find_package(Python REQUIRED COMPONENTS Interpreter Development.Module)
+if(USE_FMTLIKE)
+  find_package(fmtlike 3 REQUIRED CONFIG)
+  Python_add_library(_core MODULE WITH_SOABI src/core.c)
+  target_link_libraries(_core PRIVATE fmtlike::fmtlike-c)
+else()
+  Python_add_library(_core MODULE WITH_SOABI src/plain.c)
+endif()
+install(TARGETS _core DESTINATION fmtpy)
+"""
+PLAIN_MODULE = """#include <Python.h>
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_core", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit__core(void) { return PyModule_Create(&module); }
+"""
+
+
+def conditional_fmtpy(test_package, where: Path, default: str) -> Path:
+    project = test_package("fmtpy", where)
+    (project / "CMakeLists.txt").write_text(CONDITIONAL_CMAKELISTS.format(default=default))
+    (project / "src" / "plain.c").write_text(PLAIN_MODULE)
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text().replace('requires = ["setuptools-buildkit", "libfmtlike"]',
+                                         'requires = ["setuptools-buildkit"]')
+    text = text.replace('version = "same-major" }', 'version = "same-major", when = "USE_FMTLIKE" }')
+    assert 'when = "USE_FMTLIKE"' in text and '"libfmtlike"]' not in text
+    pyproject.write_text(text)
+    return project
+
+
+def test_a_conditional_library_dependency_follows_its_build_option(built, wheelhouse, tmp_path, test_package):
+    """`when = "USE_FMTLIKE"`: with USE_FMTLIKE=ON in the environment, pip's isolated build gets
+    libfmtlike from the PEP 517 hook (pyproject.toml does not list it), links it, requires it and
+    reaches it by rpath; without, the same project builds without it and neither requires nor
+    links it."""
+    house = tmp_path / "house"
+    shutil.copytree(wheelhouse, house)
+    shutil.copy2(built["library"], house)
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    for setting in ("ON", None):
+        project = conditional_fmtpy(test_package, tmp_path / f"fmtpy-{setting}", default="OFF")
+        env = {"USE_FMTLIKE": setting} if setting else {}
+        pip_into(python, house, "wheel", "-q", "--no-deps", "-w", tmp_path / f"dist-{setting}", project, **env)
+        wheel = only_wheel(tmp_path / f"dist-{setting}")
+        module = read_elf_dynamic(member(wheel, next(n for n in names(wheel) if n.startswith("fmtpy/_core."))))
+        requires = [line for line in member(wheel, "fmtpy-0.1.0.dist-info/METADATA").decode().splitlines()
+                    if line.startswith("Requires-Dist: libfmtlike")]
+        if setting:
+            assert requires and "libfmtlike-c.so.3" in module.needed, (requires, module)
+            assert "$ORIGIN/../libfmtlike/lib" in module.runpath, module
+        else:
+            assert not requires and not any("fmtlike" in n for n in module.needed), (requires, module)
+
+
+def test_a_condition_the_configure_answers_otherwise_stops_the_build_by_name(built, wheelhouse, tmp_path,
+                                                                             test_package):
+    """USE_FMTLIKE defaults to ON in CMakeLists.txt and nothing sets it: before the configure the
+    condition does not hold (buildkit cannot read CMake's default), so libfmtlike is not found for
+    the build; the configure turns it on and fails to find fmtlike, and the build stops with what
+    happened and which variable to set, not with CMake's find_package error alone."""
+    house = tmp_path / "house"
+    shutil.copytree(wheelhouse, house)
+    shutil.copy2(built["library"], house)
+    project = conditional_fmtpy(test_package, tmp_path / "fmtpy", default="ON")
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    failed = run([sys.executable, "-m", "pip", "--python", python, "wheel", "--no-deps", "-w", tmp_path / "dist",
+                  project], env=venv_env(python, house), check=False)
+    output = failed.stdout + failed.stderr
+    words = " ".join(output.replace("|", " ").split())  # the message's box, unwrapped
+    assert failed.returncode != 0
+    assert ('The library dependency libfmtlike has `when = "USE_FMTLIKE"`, which holds in the cache this '
+            "configure wrote (USE_FMTLIKE on) but did not before it" in words), output[-3000:]
+    assert "Set USE_FMTLIKE in the environment" in words, output[-3000:]
+
+
+def test_a_develop_build_that_stops_linking_the_dependency_withdraws_its_loader(built, buildkit_venv, wheelhouse,
+                                                                                tmp_path, test_package):
+    """In place, USE_FMTLIKE=ON writes fmtpy/_native.py, which preloads libfmtlike; the next build,
+    USE_FMTLIKE=OFF (unset, the cache would keep it on, as CMake does), links nothing of
+    libfmtlike's, so that loader would require what is no longer linked: the build removes it
+    and says so."""
+    project = conditional_fmtpy(test_package, tmp_path / "fmtpy", default="OFF")
+    loader = project / "fmtpy" / "_native.py"
+    pip_install(buildkit_venv, wheelhouse, built["library"])
+    try:
+        run([buildkit_venv, "-m", "buildkit", "develop", project], cwd=project, env=clean_env(USE_FMTLIKE="ON"))
+        assert "libfmtlike" in loader.read_text()
+        again = run([buildkit_venv, "-m", "buildkit", "develop", project], cwd=project,
+                    env=clean_env(USE_FMTLIKE="OFF"))
+    finally:
+        run([buildkit_venv, "-m", "pip", "uninstall", "-q", "-y", "libfmtlike", "fmtpy"])
+    assert not loader.exists()
+    assert f"removed {loader}, which an earlier build wrote" in " ".join(again.stderr.split()), again.stderr

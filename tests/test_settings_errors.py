@@ -155,6 +155,8 @@ WRONG_TYPES = [
     ("library-dependencies.version", 'library-dependencies = [{ distribution = "libfmt", version = "compatible" }]',
      "[tool.buildkit] library-dependencies[0].version must be one of `exact`, `same-minor` or `same-major`, "
      "not 'compatible'."),
+    ("library-dependencies.when", 'library-dependencies = [{ distribution = "libfmt", when = 1 }]',
+     "[tool.buildkit] library-dependencies[0].when must be a condition, not 1."),
     ("scripts.name", 'scripts = [{ name = 1, target = "demo:main" }]',
      ("[tool.buildkit] scripts[0].name must be a script name (letters, digits, `_`, `.` and `-`, not only dots), "
       "not 1.")),

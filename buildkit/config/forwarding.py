@@ -9,8 +9,7 @@ from the environment itself and the ones buildkit interprets are not.
 from __future__ import annotations
 
 import difflib
-import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from buildkit.config.settings import ProjectSettings
@@ -114,13 +113,30 @@ def refuse_unused_config_settings(config: Mapping[str, str], settings: ProjectSe
         "named in [tool.buildkit] cmake-forward or cmake-aliases.")
 
 
+def _arguments_defining(arguments: tuple[str, ...]) -> Iterator[tuple[str, str, str | None]]:
+    """Each definition among CMake arguments (``-DNAME=``, ``-DNAME:TYPE=``, ``-D NAME=``):
+    its spelling, the variable's name and its value (None without ``=``)."""
+    for index, argument in enumerate(arguments):
+        if not argument.startswith("-D"):
+            continue
+        definition = arguments[index + 1] if argument == "-D" and index + 1 < len(arguments) else argument[2:]
+        name, equals, value = definition.partition("=")
+        yield (f"{argument} {definition}" if argument == "-D" else argument), name.split(":", 1)[0], (
+            value if equals else None)
+
+
+def argument_definitions(arguments: tuple[str, ...]) -> dict[str, str]:
+    """The variables CMake arguments (CMAKE_ARGS) set, by name, the last definition winning as in CMake."""
+    return {name: value for _, name, value in _arguments_defining(arguments) if value is not None}
+
+
 def refuse_reserved_arguments(arguments: tuple[str, ...], source: str) -> None:
     """Refuse CMAKE_ARGS that set a reserved variable: ``-DNAME=``, ``-DNAME:TYPE=``,
     ``-D NAME=`` and CMake's ``--install-prefix``."""
-    for index, argument in enumerate(arguments):
-        definition = arguments[index + 1] if argument == "-D" and index + 1 < len(arguments) else argument[2:]
-        if argument.startswith("-D") and re.split(r"[:=]", definition, maxsplit=1)[0] in RESERVED_VARIABLES:
-            _refuse_reserved(f"{argument} {definition}" if argument == "-D" else argument, f"CMAKE_ARGS ({source})")
+    for spelling, name, _ in _arguments_defining(arguments):
+        if name in RESERVED_VARIABLES:
+            _refuse_reserved(spelling, f"CMAKE_ARGS ({source})")
+    for argument in arguments:
         if argument.split("=", 1)[0] == "--install-prefix":
             _refuse_reserved(argument, f"CMAKE_ARGS ({source})")
 

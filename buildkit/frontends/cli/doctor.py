@@ -50,6 +50,7 @@ from buildkit.errors import BuildkitError, ConfigError, ToolchainError, exit_on_
 from buildkit.frontends.cli.audit import WHEEL_TOOLS_FIX, find_wheel_tool
 from buildkit.package.dependencies import find_dependency
 from buildkit.package.nvidia_libraries import check_cuda_major, cuda_major
+from buildkit.project.library_conditions import Decision
 
 MINIMUM_NVCC = "11.8"
 # auditwheel (and the patchelf it runs) repairs and audits Linux wheels only.
@@ -102,7 +103,7 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
     compiler_env = dict(compiler_env or {})
     if uses_cuda and settings is not None:
         toolkit, choice = _check_cuda_toolkit(settings, options)
-        checks += [toolkit, *_check_nvcc_on_path(choice, settings), *_check_nvidia_libraries(settings, choice)]
+        checks += [toolkit, *_check_nvcc_on_path(choice, settings), *_check_nvidia_libraries(settings, options, choice)]
         if choice is not None and choice.toolkit is not None and choice.from_wheels:
             compiler_env["CUDACXX"] = str(choice.toolkit.nvcc)  # the nvcc the build will be given
     compilers, compiler_checks = _check_compilers(defines, compiler_env, cuda_wanted, cache_path)
@@ -165,13 +166,19 @@ def _check_nvcc_on_path(choice: ToolkitChoice | None, settings: ProjectSettings)
                   "and cuda-toolkit to match.")]
 
 
-def _check_nvidia_libraries(settings: ProjectSettings, choice: ToolkitChoice | None) -> list[Check]:
+def _check_nvidia_libraries(settings: ProjectSettings, options: BuildOptions,
+                            choice: ToolkitChoice | None) -> list[Check]:
     """The NVIDIA library wheels among the library dependencies, as the build would find them:
     their CUDA major (their ``nvidia/cu<N>`` folder) against the toolkit's, and the pin."""
     checks = []
     toolkit_major = choice.toolkit.major if choice is not None and choice.toolkit is not None else None
+    decision = Decision.before_configure(settings, options, BuildFolderCache(settings.build_dir).readable_entries())
     for declared in settings.library_dependencies:
         name = f"library {declared.distribution}"
+        if not decision.holds[declared.distribution]:
+            checks.append(Check(name, status="note", detail=f"not linked by this build: `when = \"{declared.when}\"` "
+                                f"does not hold ({decision.before.describe_condition(declared.when or '')})"))
+            continue
         try:
             found = find_dependency(declared, project=settings.project_name)
         except BuildkitError:  # an isolated build may get it from [build-system] requires

@@ -35,18 +35,15 @@ step() {  # name, seconds, command...
 step env 30 bash -c "nvidia-smi; $PY -V; $NVCC --version | tail -2; cmake --version | head -1; \
   $PY -c 'import numpy, pytest; print(numpy.__version__, pytest.__version__)'"
 # cuBLAS: from NVIDIA's nvidia-cublas wheel where this Python has it (a CUDA 13 torch brings
-# it), declared as tensorlet's library dependency for this run only (README.md, "cuBLAS":
-# library-dependencies has no `when`), the pyproject.toml put back on exit; without the
-# wheel, the toolkit's own cuBLAS (FindCUDAToolkit). The build log's "cuBLAS:" line says which.
-PYPROJECT=examples/tensorlet/pyproject.toml
-if [ "$USE_CUBLAS" = ON ] && $PY -c "import importlib.metadata as m; m.version('nvidia-cublas')" 2>/dev/null \
-    && ! grep -q '"nvidia-cublas"' "$PYPROJECT"; then
-  cp "$PYPROJECT" "$OUT/pyproject.toml.orig"
-  trap 'cp "$OUT/pyproject.toml.orig" "$PYPROJECT"' EXIT
-  printf '\n[[tool.buildkit.library-dependencies]]\ndistribution = "nvidia-cublas"\n' >>"$PYPROJECT"
-  echo "=== cuBLAS from the nvidia-cublas wheel (a library dependency for this run)"
+# it; pyproject.toml's library dependency with `when = "USE_CUDA and USE_CUBLAS and not
+# USE_SYSTEM_CUBLAS"`); without the wheel, the toolkit's own cuBLAS (USE_SYSTEM_CUBLAS=ON:
+# this machine reaches no package index). The build log's "cuBLAS:" line says which.
+SYSTEM_CUBLAS=OFF
+if [ "$USE_CUBLAS" = ON ] && ! $PY -c "import importlib.metadata as m; m.version('nvidia-cublas')" 2>/dev/null; then
+  SYSTEM_CUBLAS=ON
+  echo "=== no nvidia-cublas wheel here: the CUDA toolkit's cuBLAS (USE_SYSTEM_CUBLAS=ON)"
 fi
-step build 240 env USE_CUDA=ON USE_CUBLAS="$USE_CUBLAS" TENSORLET_CUDA_ARCH_LIST="$ARCH" CUDACXX="$NVCC" \
+step build 240 env USE_CUDA=ON USE_CUBLAS="$USE_CUBLAS" USE_SYSTEM_CUBLAS="$SYSTEM_CUBLAS" TENSORLET_CUDA_ARCH_LIST="$ARCH" CUDACXX="$NVCC" \
   $PY -m buildkit develop examples/tensorlet
 # What was built (CUDA archs, cuBLAS on or off), as tensorlet-config prints it.
 (cd examples/tensorlet && $PY -c "import tensorlet.config as c; c.main()") || true

@@ -1,15 +1,15 @@
 # USE_CUBLAS: cuBLAS and cuBLASLt for libtensorlet_cuda's float GEMMs. They come from
-# NVIDIA's nvidia-cublas wheel as a buildkit library dependency (README.md, "cuBLAS"):
-# buildkit hands FindCUDAToolkit the wheel's libraries as CUDA_cublas_LIBRARY and
-# CUDA_cublasLt_LIBRARY, so CUDA::cublas is the wheel's whichever toolkit compiles. A
-# toolkit without cuBLAS headers (the machine's, when cuBLAS is not installed with it)
-# gets them from the same wheel: its include/ beside the lib/ CMake links.
+# NVIDIA's nvidia-cublas wheel, a buildkit library dependency whose `when` holds in such a
+# build (pyproject.toml, README.md "cuBLAS"): buildkit hands FindCUDAToolkit the wheel's
+# libraries as CUDA_cublas_LIBRARY and CUDA_cublasLt_LIBRARY, so CUDA::cublas is the
+# wheel's whichever toolkit compiles. A toolkit without cuBLAS headers (the machine's, when
+# cuBLAS is not installed with it) gets them from the same wheel: its include/ beside the
+# lib/ CMake links. USE_SYSTEM_CUBLAS=ON leaves the wheel out: the toolkit's own cuBLAS.
 function(tensorlet_link_cublas target)
   if(NOT TARGET CUDA::cublas OR NOT TARGET CUDA::cublasLt)
-    message(FATAL_ERROR "USE_CUBLAS=ON but FindCUDAToolkit found no cuBLAS library. Install NVIDIA's wheel "
-                        "(pip install nvidia-cublas) and declare it in pyproject.toml's [tool.buildkit] "
-                        "library-dependencies = [{ distribution = \"nvidia-cublas\" }] (README.md, \"cuBLAS\"), "
-                        "or build with USE_CUBLAS=OFF.")
+    message(FATAL_ERROR "USE_CUBLAS=ON and USE_SYSTEM_CUBLAS=ON, but the CUDA toolkit FindCUDAToolkit found "
+                        "has no cuBLAS library. Build without USE_SYSTEM_CUBLAS (cuBLAS then comes from NVIDIA's "
+                        "nvidia-cublas wheel, README.md \"cuBLAS\"), or with USE_CUBLAS=OFF.")
   endif()
   get_target_property(cublas_library CUDA::cublas IMPORTED_LOCATION)
   get_filename_component(cublas_lib_dir "${cublas_library}" DIRECTORY)

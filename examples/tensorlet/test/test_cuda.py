@@ -293,8 +293,7 @@ def test_pip_install_with_cuda_from_nvidia_wheels_alone(tensorlet_wheelhouse, tm
 
 
 # USE_CUBLAS's wheel, nvidia-cublas (440 MB), and a third CUDA compile of tensorlet: torch-marked
-# with the test above. What README.md's "cuBLAS" tells a user to add to pyproject.toml.
-CUBLAS_LIBRARY_DEPENDENCY = '\n[[tool.buildkit.library-dependencies]]\ndistribution = "nvidia-cublas"\n'
+# with the test above.
 MAPPED_CUBLAS = ("import tensorlet as tl, tensorlet.config as c\n"
                  "print(c.build_info()['cublas'], tl.cuda.is_built(), tl._libraries.cuda_error)\n"
                  "print(sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcublas' in l}))\n")
@@ -304,18 +303,17 @@ MAPPED_CUBLAS = ("import tensorlet as tl, tensorlet.config as c\n"
 @pytest.mark.slow
 @pytest.mark.cuda
 def test_pip_install_with_cublas_from_its_wheel(tensorlet_wheelhouse, tmp_path):
-    """USE_CUBLAS=ON, toolkit hidden: `pip install .` compiles with nvcc from NVIDIA's wheels for
-    sm_75, links cuBLAS from nvidia-cublas (a library dependency and build requirement in the
-    copy's pyproject.toml), and the installed tensorlet loads libcublas and libcublasLt from
-    the venv's wheel (the generated loader), on a machine without a GPU too."""
+    """USE_CUDA=ON USE_CUBLAS=ON, toolkit hidden: `pip install .` of tensorlet as it is (its
+    nvidia-cublas library dependency has `when = "USE_CUDA and USE_CUBLAS and not
+    USE_SYSTEM_CUBLAS"`, and [build-system] requires does not list it: the PEP 517 hook asks
+    for it) compiles with nvcc from NVIDIA's wheels for sm_75, links cuBLAS from nvidia-cublas,
+    and the installed tensorlet loads libcublas and libcublasLt from the venv's wheel (the
+    generated loader), on a machine without a GPU too."""
     if blocked := bubblewrap_unavailable():
         pytest.skip(f"the system CUDA toolkit cannot be hidden: {blocked}")
     cuda_toolchain_wheels("nvidia-cublas>=13,<14", "nvidia-cuda-nvrtc>=13,<14")  # cuBLAS requires nvrtc
     project = copy_sources(ROOT, tmp_path / "tensorlet")
-    pyproject = project / "pyproject.toml"
-    text = pyproject.read_text().replace('requires = ["setuptools-buildkit", "pyyaml"]',
-                                         'requires = ["setuptools-buildkit", "pyyaml", "nvidia-cublas>=13,<14"]')
-    pyproject.write_text(text + CUBLAS_LIBRARY_DEPENDENCY)
+    assert "nvidia-cublas" not in project.joinpath("pyproject.toml").read_text().split("[project]")[0]
     python = make_venv(tmp_path / "venv", with_pip=False)
     env = without_system_cuda_env(python, tensorlet_wheelhouse, USE_CUDA="ON", USE_CUBLAS="ON",
                                   TENSORLET_CUDA_ARCH_LIST="7.5")

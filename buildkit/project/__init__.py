@@ -27,7 +27,7 @@ from buildkit.config.invocation import DEFAULT_INVOCATION, Invocation
 from buildkit.config.modes import WheelMode
 from buildkit.config.options import BuildOptions
 from buildkit.config.settings import ProjectSettings
-from buildkit.errors import BuildFailedError, BuildkitError
+from buildkit.errors import BuildFailedError
 from buildkit.package.cuda_runtime import cuda_runtime_dependency, system_runtime
 from buildkit.package.dependencies import (
     FoundDependency,
@@ -174,26 +174,10 @@ class Project:
                            if declared.when is None]
         # A python-only wheel needs exactly this build's library wheel: known without looking for it.
         own = [f"{self.settings.library_distribution}=={self.version}"] if self.mode is WheelMode.PYTHON_ONLY else []
-        return pinned_requirements(base, [*own, *self._declared_pins(),
-                                          *(found.requirement() for found in self.cuda_runtime())])
-
-    def _declared_pins(self) -> list[str]:
-        """The pins of :attr:`declared_dependencies`.  Before the build, a conditional one not
-        installed yet is named without a pin: PEP 517's get_requires hook asks for it, and setuptools
-        runs the project (egg_info) for that hook before the frontend installs it.  A build that
-        then lacks it stops at its configure, with the error saying where to install it."""
-        if self.built or all(declared.when is None for declared in self.settings.library_dependencies):
-            return [found.requirement() for found in self.declared_dependencies]
-        pins = []
-        for declared in self.settings.library_dependencies:
-            if self._library_decision.holds[declared.distribution]:
-                try:
-                    pins.append(find_dependency(declared, project=self.settings.project_name).requirement())
-                except BuildkitError:
-                    if declared.when is None:
-                        raise
-                    pins.append(declared.distribution)
-        return pins
+        decision = self._library_decision
+        declared = ([found.requirement() for found in self.declared_dependencies] if self.built or
+                    not decision.conditional() else decision.pins_before_the_build(self.settings.project_name))
+        return pinned_requirements(base, [*own, *declared, *(found.requirement() for found in self.cuda_runtime())])
 
     # --------------------------------------------------- what the build links
     @cached_property

@@ -21,6 +21,7 @@ from buildkit.config.conditions import BoolCache, evaluate_condition, parse_cond
 from buildkit.config.options import BuildOptions
 from buildkit.config.settings import LibraryDependency, ProjectSettings
 from buildkit.errors import BuildkitError
+from buildkit.package.dependencies import find_dependency
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,31 @@ class Decision:
                    {d.distribution: d.when is None or evaluate_condition(d.when, before)
                     for d in settings.library_dependencies})
 
+    def conditional(self) -> list[LibraryDependency]:
+        return [d for d in self.dependencies if d.when is not None]
+
+    def pins_before_the_build(self, project_name: str) -> list[str]:
+        """The requirements on the dependencies that hold, as found where the build runs, before the
+        build: a conditional one not installed yet is named without a pin.  PEP 517's get_requires
+        hook asks for it, and setuptools runs the project (egg_info) for that hook before the
+        frontend installs it; a build that then lacks it stops at its configure, with the error
+        saying where to install it."""
+        pins = []
+        for declared in self.dependencies:
+            if self.holds[declared.distribution]:
+                try:
+                    pins.append(find_dependency(declared, project=project_name).requirement())
+                except BuildkitError:
+                    if declared.when is None:
+                        raise
+                    pins.append(declared.distribution)
+        return pins
+
     def build_requirements(self) -> list[str]:
         """The PEP 517 hook's extra build requirements: each conditional dependency that holds.  An
         unconditional one is the project's to list in ``[build-system] requires`` (with the pin it
         needs); a conditional one cannot be listed there."""
-        return [d.distribution for d in self.dependencies if d.when is not None and self.holds[d.distribution]]
+        return [d.distribution for d in self.conditional() if self.holds[d.distribution]]
 
     def check_after_configure(self, cache: BoolCache | None, failure: BaseException | None = None) -> None:
         """Stop when the cache the configure wrote answers a condition otherwise (the cause of

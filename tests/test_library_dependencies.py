@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,13 @@ def test_a_missing_dependency_is_one_clear_error():
         find_dependency(python_only_dependency("libnot-installed-anywhere"), project="demo")
     assert "demo links the native libraries of libnot-installed-anywhere" in error.value.message
     assert "--no-build-isolation" in error.value.hint and "[build-system] requires" in error.value.hint
+    # A conditional one cannot go into [build-system] requires: the PEP 517 hook asks for it.
+    conditional = replace(python_only_dependency("libnot-installed-anywhere"), when="USE_IT")
+    with pytest.raises(BuildkitError) as error:
+        find_dependency(conditional, project="demo")
+    assert error.value.hint == ("Install it where the build runs: `pip install libnot-installed-anywhere` and build "
+                                "with --no-build-isolation (an isolated build asks for it itself while its `when`, "
+                                "USE_IT, holds).")
 
 
 def loader_module(tmp_path: Path):

@@ -95,8 +95,10 @@ def find_dependency(declared: LibraryDependency, *, project: str, required_versi
     from importlib import metadata
 
     name = declared.distribution
-    fix = hint or (f"Install it where the build runs: `pip install {name}` and build with --no-build-isolation, "
-                   f"or list `{name}` in [build-system] requires for an isolated build.")
+    isolated = (f" (an isolated build asks for it itself while its `when`, {declared.when}, holds)" if declared.when
+                else f", or list `{name}` in [build-system] requires for an isolated build")
+    fix = hint or (f"Install it where the build runs: `pip install {name}` and build with "
+                   f"--no-build-isolation{isolated}.")
     try:
         dist = metadata.distribution(name)
     except metadata.PackageNotFoundError:

@@ -184,7 +184,8 @@ def _check_nvidia_libraries(settings: ProjectSettings, options: BuildOptions,
         except BuildkitError:  # an isolated build may get it from [build-system] requires
             checks.append(Check(name, status="note", detail=f"not installed in {sys.prefix}: a build without "
                                                             "isolation would stop here",
-                                fix=f"pip install {declared.distribution}, or list it in [build-system] requires"))
+                                fix=f"pip install {declared.distribution}" + (
+                                    "" if declared.when else ", or list it in [build-system] requires")))
             continue
         major = cuda_major(found.lib_dirs)
         if major is None:

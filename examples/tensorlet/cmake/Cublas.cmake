@@ -6,10 +6,16 @@
 # cuBLAS is not installed with it) gets them from the same wheel: its include/ beside the
 # lib/ CMake links. USE_SYSTEM_CUBLAS=ON leaves the wheel out: the toolkit's own cuBLAS.
 function(tensorlet_link_cublas target)
-  if(NOT TARGET CUDA::cublas OR NOT TARGET CUDA::cublasLt)
+  if((NOT TARGET CUDA::cublas OR NOT TARGET CUDA::cublasLt) AND USE_SYSTEM_CUBLAS)
     message(FATAL_ERROR "USE_CUBLAS=ON and USE_SYSTEM_CUBLAS=ON, but the CUDA toolkit FindCUDAToolkit found "
                         "has no cuBLAS library. Build without USE_SYSTEM_CUBLAS (cuBLAS then comes from NVIDIA's "
                         "nvidia-cublas wheel, README.md \"cuBLAS\"), or with USE_CUBLAS=OFF.")
+  elseif(NOT TARGET CUDA::cublas OR NOT TARGET CUDA::cublasLt)
+    message(FATAL_ERROR "USE_CUBLAS=ON, but FindCUDAToolkit has no cuBLAS library: buildkit gives CMake the "
+                        "nvidia-cublas wheel's (CUDA_cublas_LIBRARY) when pyproject.toml's library dependency "
+                        "holds, and CUDA_cublas_LIBRARY is '${CUDA_cublas_LIBRARY}'. Build through buildkit with "
+                        "USE_CUDA=ON USE_CUBLAS=ON set in the environment (README.md \"cuBLAS\"), or with "
+                        "USE_SYSTEM_CUBLAS=ON for the toolkit's own cuBLAS.")
   endif()
   get_target_property(cublas_library CUDA::cublas IMPORTED_LOCATION)
   get_filename_component(cublas_lib_dir "${cublas_library}" DIRECTORY)

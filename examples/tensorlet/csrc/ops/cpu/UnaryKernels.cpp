@@ -22,11 +22,12 @@ auto simd_unary(UnaryOp op) {
   else return nullptr;
 }
 
-// A result larger than the last-level cache could not stay there for the next op: it is
-// written past the caches (as binary_contiguous decides for add and mul).
+// Operands beyond what the caches keep (streaming_threshold_bytes): the result could not
+// stay there for the next op and is written past them (as binary_contiguous decides for
+// add and mul).
 template <typename T>
 bool stream_result(const LoopPlan& plan) {
-  return 2 * plan.numel() * static_cast<int64_t>(sizeof(T)) > cpu::last_level_cache_bytes();
+  return 2 * plan.numel() * static_cast<int64_t>(sizeof(T)) > cpu::streaming_threshold_bytes();
 }
 
 Tensor unary(UnaryOp op, const Tensor& self, Tensor out) {

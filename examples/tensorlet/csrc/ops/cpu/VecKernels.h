@@ -28,15 +28,17 @@ struct VecKernels {
   void (*softmax_f64)(const double* in, double* out, int64_t rows, int64_t cols, bool log);
   // out[i] = op(a[i]) over one contiguous run, indexed by UnaryOp; `stream` writes past
   // the caches (the result exceeds them). Same values as ops/UnaryOps.h's bodies, within
-  // 2 ulp for exp, log, sigmoid and tanh.
+  // 3 ulp for exp, log, sigmoid and tanh (VecKernelsUnary.inc).
   void (*unary_f32[kUnaryOpCount])(const float* a, float* out, int64_t n, bool stream);
   void (*unary_f64[kUnaryOpCount])(const double* a, double* out, int64_t n, bool stream);
 };
 
 const VecKernels& vec_kernels();
-// The size of the largest data cache in bytes (a guess of 32 MiB where the system
-// does not say): data beyond it streams from memory.
-int64_t last_level_cache_bytes();
+// The bytes of operands beyond which an elementwise op's data comes from memory and its
+// result could not stay cached for the next op, so that it is written past the caches:
+// the largest data cache's share for the CPUs that share it (CpuCapability.cpp), or
+// TENSORLET_STREAMING_THRESHOLD. Raises ValueError where that variable is not a size.
+int64_t streaming_threshold_bytes();
 
 const VecKernels* vec_kernels_default();
 const VecKernels* vec_kernels_avx2();

@@ -235,6 +235,23 @@ def test_a_condition_is_decided_from_what_the_configure_will_be_told(tmp_path, e
     assert decided.build_requirements() == (["nvidia-cublas"] if holds else [])
 
 
+@pytest.mark.parametrize("table, environ, config, origin", [
+    ("", {"USE_CUDA": "ON"}, {}, "USE_CUDA=ON from the environment"),
+    ("", {"CMAKE_ARGS": "-DUSE_CUDA:BOOL=ON"}, {}, "USE_CUDA=ON from CMAKE_ARGS"),
+    ("", {"USE_CUDA": "OFF"}, {"CMAKE_ARGS": "-DUSE_CUDA=ON"}, "USE_CUDA=ON from the CMAKE_ARGS config setting"),
+    ("", {}, {"USE_CUDA": "ON"}, "USE_CUDA=ON from a config setting"),
+    ('cmake-defines = { USE_CUDA = true }', {}, {}, "USE_CUDA=ON from [tool.buildkit] cmake-defines"),
+])
+def test_a_disagreement_says_where_each_value_came_from(tmp_path, table, environ, config, origin):
+    write_pyproject(tmp_path, f"{CONDITIONAL}\n{table}")
+    settings = load_settings(tmp_path)
+    decided = Decision.before_configure(settings, load_options(settings, environ=environ, config_settings=config),
+                                        None)
+    with pytest.raises(BuildkitError) as error:
+        decided.check_after_configure(CMakeCache.parse("USE_CUDA:BOOL=ON\nUSE_CUBLAS:BOOL=ON\n"))
+    assert f"(USE_CUBLAS set by nothing (off); {origin}); so this build" in error.value.message
+
+
 def test_a_cache_that_answers_otherwise_after_the_configure_stops_the_build(tmp_path):
     decided = decision(tmp_path, {"USE_CUDA": "ON"})  # USE_CUBLAS set by nothing: off before
     after = CMakeCache.parse("USE_CUDA:BOOL=ON\nUSE_CUBLAS:BOOL=ON\n")  # the project's default: on
@@ -243,7 +260,7 @@ def test_a_cache_that_answers_otherwise_after_the_configure_stops_the_build(tmp_
     assert error.value.message == (
         'The library dependency nvidia-cublas has `when = "USE_CUDA and USE_CUBLAS"`, which holds in the cache '
         "this configure wrote (USE_CUBLAS on, USE_CUDA on) but did not before it, when buildkit found library "
-        "dependencies (USE_CUBLAS set by nothing (off); USE_CUDA=ON from the environment or CMAKE_ARGS); so this "
+        "dependencies (USE_CUBLAS set by nothing (off); USE_CUDA=ON from the environment); so this "
         "build went without nvidia-cublas: not on CMake's search path, not required by the wheel, not preloaded.")
     assert "Set USE_CUBLAS and USE_CUDA in the environment" in error.value.hint
 

@@ -137,6 +137,12 @@ class ArchitectureRequest:
     from_variable: bool = True
 
 
+# The words for BuildOptions.sources' layers in a message: a forwarded variable's, and CMAKE_ARGS's.
+_DEFINE_ORIGINS = {"[tool.buildkit]": "[tool.buildkit] cmake-defines", "environment": "the environment",
+                   "config setting": "a config setting"}
+_ARGUMENT_ORIGINS = {"environment": "CMAKE_ARGS", "config setting": "the CMAKE_ARGS config setting"}
+
+
 @dataclass(frozen=True)
 class BuildOptions:
     """Everything the rest of buildkit needs from the environment, validated once.
@@ -383,6 +389,13 @@ class BuildOptions:
         """Every variable the configure's command line sets: the forwarded ``-D`` values, then
         CMAKE_ARGS's (which come after them, so they win, as in CMake)."""
         return {**self.defines(), **argument_definitions(self.cmake_args)}
+
+    def definition_origins(self) -> dict[str, str]:
+        """Where each of configure_definitions() comes from, in words for a message."""
+        origins = {name: _DEFINE_ORIGINS.get(self.sources.get(f"-D{name}", "environment"), "the environment")
+                   for name, _ in self.cmake_defines}
+        arguments_from = _ARGUMENT_ORIGINS.get(self.sources.get("cmake_args", "environment"), "CMAKE_ARGS")
+        return {**origins, **dict.fromkeys(argument_definitions(self.cmake_args), arguments_from)}
 
     def cuda_architecture_request(self) -> ArchitectureRequest | None:
         """The CUDA architecture list asked for, and the variable that asked: the project's

@@ -31,10 +31,11 @@ class BeforeConfigure:
 
     definitions: Mapping[str, str]
     cache: BoolCache | None
+    origins: Mapping[str, str]  # where each definition comes from, for a message
 
     @classmethod
     def of(cls, options: BuildOptions, cache: BoolCache | None) -> BeforeConfigure:
-        return cls(options.configure_definitions(), cache)
+        return cls(options.configure_definitions(), cache, options.definition_origins())
 
     def get_bool(self, name: str) -> bool:
         if name in self.definitions:
@@ -46,7 +47,7 @@ class BeforeConfigure:
     def describe(self, name: str) -> str:
         """Where the variable's value comes from, for a message."""
         if name in self.definitions:
-            return f"{name}={self.definitions[name]} from the environment or CMAKE_ARGS"
+            return f"{name}={self.definitions[name]} from {self.origins.get(name, 'the environment')}"
         try:
             return f"{name} {'on' if self.get_bool(name) else 'off'} in the earlier configure's cache"
         except KeyError:

@@ -5,7 +5,8 @@
 #    default 9.0: H100/H200) and cuBLAS for float mm/bmm (USE_CUBLAS, default ON here: see
 #    "cuBLAS" below), 2. the op-info rows of every backend (softmax and log_softmax among
 #    them) and test_cuda.py's GPU tests (arange, rand/randn against Philox's stream, the
-#    softmax kernels), 3. benchmarks/cuda_kernels.py (its mm rows at 1024, 4096 and 8192
+#    softmax kernels), 3. benchmarks/cuda_kernels.py (add, mul, sum and amax against the
+#    copy bandwidth at 16M, 64M and 256M floats; its mm rows at 1024, 4096 and 8192
 #    against torch.mm, TF32 off on both sides), 4. the cuda rows again under compute-sanitizer,
 #    5. buildkit's own CUDA tests (tests/test_cuda_minimal.py, tests/test_cuda_arch.py: a CUDA
 #    build, its saxpy on the device), 6. test_cuda.py's full-build tests (SKIP_FULL_BUILD=1:
@@ -51,7 +52,7 @@ step build 240 env USE_CUDA=ON USE_CUBLAS="$USE_CUBLAS" USE_SYSTEM_CUBLAS="$SYST
 # torch after tensorlet crashed there (see torch_after_tensorlet below); they run on their own.
 TAIL=45 step tests 200 $PY -m pytest -p no:cacheprovider -q -rfs $T/test_opinfo.py $T/test_op_table.py $T/test_cuda.py $T/test_semantics.py \
   -k "not torch and not full_build and not build_compiles and not build_imports and not runtime_comes"
-step bench 180 $PY benchmarks/cuda_kernels.py
+step bench 240 $PY benchmarks/cuda_kernels.py
 # On the H200 image, `import tensorlet` then `import torch` inside pytest segfaulted in
 # torch's import (torch alone under pytest, and `python -c` in either order, did not):
 # torch's checks of the semantics table run last, on their own, and this step shows

@@ -67,7 +67,9 @@ print("ok")
     previous_state = ("import ctypes, os, tensorlet as tl\n"
                       "lib = ctypes.CDLL(os.path.join(tl.utils.library_path, 'libtensorlet.so'))\n"
                       "print(lib.tensorlet_set_blas_enabled(1))\n")
-    for value, state in (("0", "0"), ("off", "0"), ("1", "1"), (None, "1")):
+    # -1: not a switch (the matmuls raise a ValueError naming it; test_runtime_switches.py).
+    for value, state in (("0", "0"), ("off", "0"), ("FALSE", "0"), ("1", "1"), ("yes", "1"), (None, "1"),
+                         ("of", "-1")):
         env = {k: v for k, v in full_build.env.items() if k != "TENSORLET_USE_BLAS"}
         env.update({"TENSORLET_USE_BLAS": value} if value is not None else {})
         seen = run([full_build.python, "-c", previous_state], cwd=full_build.root.parent, env=env).stdout.strip()

@@ -28,7 +28,7 @@ constexpr size_t kSmallAllocation = 1024;
 constexpr size_t kHugePage = size_t(2) << 20;
 
 bool huge_pages_enabled() {
-  static const bool enabled = environment_switch_on("TENSORLET_HUGE_PAGES");
+  static const bool enabled = environment_switch("TENSORLET_HUGE_PAGES", true);
   return enabled;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The run-time switches tensorlet reads from the environment (README, "At run
-// time"), parsed one way: each reads its variable once per process.
+// time"), parsed one way each: a switch, a size. Each is read once per process.
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -9,10 +10,31 @@
 
 namespace tensorlet {
 
-// False when the variable is 0, OFF or off; true when it is unset or anything else.
-inline bool environment_switch_on(const char* name) {
+// Whether `value` is `word` (given in lower case), ignoring case, as CMake compares its
+// boolean constants.
+inline bool environment_word_is(const char* value, const char* word) {
+  for (; *value && *word; ++value, ++word)
+    if (std::tolower(static_cast<unsigned char>(*value)) != *word) return false;
+  return *value == *word;
+}
+
+// A switch, read as CMake reads a boolean: 1, ON, YES, TRUE, Y and other non-zero integers
+// are on, 0, OFF, NO, FALSE and N off, in any case; unset or empty, `fallback`. Anything
+// else is refused with a ValueError naming the variable (raised by each use until it is
+// mended), rather than taken as on.
+inline bool environment_switch(const char* name, bool fallback) {
   const char* v = std::getenv(name);
-  return !(v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "OFF") == 0 || std::strcmp(v, "off") == 0));
+  if (!v || !*v) return fallback;
+  for (const char* word : {"on", "yes", "true", "y"})
+    if (environment_word_is(v, word)) return true;
+  for (const char* word : {"off", "no", "false", "n"})
+    if (environment_word_is(v, word)) return false;
+  const char* digits = v + (*v == '-' || *v == '+');
+  const size_t length = std::strlen(digits);
+  TL_CHECK_VALUE(length > 0 && std::strspn(digits, "0123456789") == length, name, "=", v,
+                 " is not a switch: give 1, ON, YES or TRUE to turn it on, 0, OFF, NO or FALSE to turn it off, "
+                 "or unset it for the default");
+  return std::strspn(digits, "0") != length;  // an integer: on unless zero
 }
 
 // A size in bytes: digits, optionally followed by K, M or G (KiB, MiB, GiB); `fallback`

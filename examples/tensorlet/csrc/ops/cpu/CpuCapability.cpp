@@ -11,26 +11,26 @@
 namespace tensorlet::cpu {
 namespace {
 
+// The widest variant TENSORLET_CPU_CAPABILITY allows (default, avx2 or avx512, any case;
+// unset: avx512) that this build compiled and this CPU runs. A name that is not one of
+// these is refused: taken as unset, a typo would silently measure the wrong kernels.
 const VecKernels* choose() {
-  const char* forced = std::getenv("TENSORLET_CPU_CAPABILITY");
+  const char* asked = std::getenv("TENSORLET_CPU_CAPABILITY");
+  int widest = 2;  // 0 default, 1 avx2, 2 avx512
+  if (asked && *asked) {
+    widest = environment_word_is(asked, "default") ? 0 : environment_word_is(asked, "avx2") ? 1
+             : environment_word_is(asked, "avx512") ? 2 : -1;
+    TL_CHECK_VALUE(widest >= 0, "TENSORLET_CPU_CAPABILITY=", asked,
+                   " is not a CPU capability: give default, avx2 or avx512 (the widest vector kernels to use; "
+                   "a CPU without them gets its own widest), or unset it");
+  }
 #if defined(__x86_64__) && defined(TENSORLET_HAVE_AVX512_VARIANT)
-  bool avx512 = __builtin_cpu_supports("avx512f");
-#else
-  bool avx512 = false;
+  if (widest >= 2 && __builtin_cpu_supports("avx512f")) return vec_kernels_avx512();
 #endif
 #if defined(__x86_64__) && defined(TENSORLET_HAVE_AVX2_VARIANT)
-  bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  bool avx2 = false;
+  if (widest >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return vec_kernels_avx2();
 #endif
-  if (forced && std::strcmp(forced, "default") == 0) return vec_kernels_default();
-  if (forced && std::strcmp(forced, "avx2") == 0 && avx2) return vec_kernels_avx2();
-#if defined(TENSORLET_HAVE_AVX512_VARIANT)
-  if (avx512) return vec_kernels_avx512();
-#endif
-#if defined(TENSORLET_HAVE_AVX2_VARIANT)
-  if (avx2) return vec_kernels_avx2();
-#endif
+  (void)widest;
   return vec_kernels_default();
 }
 
@@ -111,5 +111,15 @@ extern "C" __attribute__((visibility("default"))) int64_t tensorlet_streaming_th
     return tensorlet::cpu::streaming_threshold_bytes();
   } catch (const tensorlet::ValueError&) {
     return -1;
+  }
+}
+
+// The name of the vector kernels in use (default, avx2 or avx512), or NULL where
+// TENSORLET_CPU_CAPABILITY is not a capability (the ops raise the ValueError). For ctypes.
+extern "C" __attribute__((visibility("default"))) const char* tensorlet_cpu_capability() {
+  try {
+    return tensorlet::cpu::vec_kernels().name;
+  } catch (const tensorlet::ValueError&) {
+    return nullptr;
   }
 }

@@ -39,7 +39,7 @@ namespace {
 // environment (TENSORLET_USE_BLAS=0) or tensorlet_set_blas_enabled(0) (benchmarks
 // compare the built-in GEMM with the BLAS one in one process).
 std::atomic<bool>& blas_enabled() {
-  static std::atomic<bool> enabled = environment_switch_on("TENSORLET_USE_BLAS");
+  static std::atomic<bool> enabled = environment_switch("TENSORLET_USE_BLAS", true);
   return enabled;
 }
 
@@ -137,10 +137,15 @@ Tensor bmm_impl(const Tensor& self, const Tensor& mat2) {
 }  // namespace tensorlet::native
 
 // Turns the BLAS path of a USE_BLAS build on or off (no effect otherwise); returns
-// whether BLAS was in use before. Exported for ctypes: tensorlet._native.core.
+// whether BLAS was in use before, or -1 (and changes nothing) where TENSORLET_USE_BLAS is
+// not a switch (the matmuls raise the ValueError). Exported for ctypes.
 extern "C" __attribute__((visibility("default"))) int tensorlet_set_blas_enabled(int enabled) {
 #ifdef TENSORLET_USE_BLAS
-  return tensorlet::native::blas_enabled().exchange(enabled != 0) ? 1 : 0;
+  try {
+    return tensorlet::native::blas_enabled().exchange(enabled != 0) ? 1 : 0;
+  } catch (const tensorlet::ValueError&) {
+    return -1;
+  }
 #else
   (void)enabled;
   (void)tensorlet::native::blas_enabled;

@@ -28,18 +28,7 @@ from buildkit.config.modes import WheelMode
 from buildkit.config.options import BuildOptions
 from buildkit.config.settings import ProjectSettings
 from buildkit.errors import BuildFailedError
-from buildkit.package.cuda_runtime import cuda_runtime_dependency, system_runtime
-from buildkit.package.dependencies import (
-    FoundDependency,
-    find_dependency,
-    is_shared_object,
-    loader_table,
-    needed_libraries,
-    needed_sonames,
-    needed_through,
-    pinned_requirements,
-)
-from buildkit.package.dependencies import record as record_dependencies
+from buildkit.package.dependencies import FoundDependency
 from buildkit.package.generated import refuse_user_file
 from buildkit.package.installed import InstalledFiles, PackageTree, sort_installed
 from buildkit.package.installed import report as report_installed
@@ -49,17 +38,10 @@ from buildkit.package.links import LinkGuard
 from buildkit.package.python_api import PythonApi
 from buildkit.package.python_api import for_this_interpreter as python_api_for
 from buildkit.package.setup_cfg_metadata import refuse_crashing_readme
-from buildkit.package.split import (
-    NATIVE_LOADER,
-    NATIVE_LOADER_ELSEWHERE,
-    python_only_dependency,
-    python_only_hint,
-    withdraw_native_loader,
-    write_native_loader,
-)
+from buildkit.package.split import NATIVE_LOADER, NATIVE_LOADER_ELSEWHERE
 from buildkit.package.staging import data_sources, source_files, sync_sources
-from buildkit.package.version import VERSION_MODULE_ELSEWHERE, ResolvedVersion, resolve_version, write_version_file
-from buildkit.project import build_types, cmake_inputs
+from buildkit.package.version import VERSION_MODULE_ELSEWHERE, ResolvedVersion, resolve_version
+from buildkit.project import build_types, cmake_inputs, linking
 from buildkit.project.build_folders import BuildFolders
 from buildkit.project.library_conditions import Decision
 from buildkit.project.parts import BuildTarget, Configuration, WheelPlan
@@ -139,52 +121,12 @@ class Project:
         return resolved_build_type(self.options, self._cache_file)
 
     def write_generated_files(self) -> bool:
-        """The version module (``<package>/version.py``) and ``_native.py``, each rewritten only
-        when its content changes, never over a file buildkit did not write.  Records what the build
-        links for `buildkit wheels` (a library-only build too)."""
-        found = self.runtime_dependencies()
-        if self.target.staged:  # for `buildkit wheels` (auditwheel's excludes): nothing on the develop path reads it
-            record_dependencies(self.build_dir, found, system_runtime(self.settings.cuda_runtime, self.cuda_toolkit))
-        if self.mode is WheelMode.LIBRARY_ONLY or not self.target.package_dir.is_dir():
-            return False
-        # A build type is a CMake build's: a project without one has none to record.
-        extra = {"build_type": self.build_type} if self.settings.cmake else {}
-        changed = bool(self.settings.version_module) and write_version_file(
-            self.target.package_dir, self.resolved_version, extra=extra, name=self.settings.version_module)
-        if not self._writes_native_loader:
-            # (never in a buildkit.torch project's package, which the project's own code fills)
-            return (not self.settings.generated_source and withdraw_native_loader(self.target.package_dir)) or changed
-        dependencies = loader_table(found, needed_libraries(self.linked_sonames, found)) if found else []
-        loader = write_native_loader(self.target.package_dir, package=self.settings.package,
-                                     library_distribution=self.settings.library_distribution,
-                                     version=self.version, preload=self.settings.preload_libraries,
-                                     dependencies=dependencies)
-        return loader or changed
+        """The version module and ``_native.py``, each rewritten only when it changes (:mod:`.linking`)."""
+        return linking.write_generated_files(self)
 
-    # ------------------------------------------------------------ requirements
+    # ------------------------------------------- what the build links (:mod:`.linking`)
     def requirements(self) -> list[str]:
-        """Base requirements, extra ones from the environment, the pins of what the build links."""
-        if self.mode is WheelMode.LIBRARY_ONLY:
-            # C++ libraries, headers and CMake files: nothing to import; only the CUDA runtime they link.
-            return pinned_requirements([], [found.requirement() for found in self.cuda_runtime()])
-        base = [*self.settings.dependencies, *self.options.extra_requirements]
-        if self.plan.for_sdist:  # nothing is built against yet: the wheel built from the sdist pins the versions
-            # (a conditional dependency is the wheel's to require, when its build links it)
-            return base + [declared.distribution for declared in self.settings.library_dependencies
-                           if declared.when is None]
-        # A python-only wheel needs exactly this build's library wheel: known without looking for it.
-        own = [f"{self.settings.library_distribution}=={self.version}"] if self.mode is WheelMode.PYTHON_ONLY else []
-        decision = self.library_decision
-        declared = ([found.requirement() for found in self.declared_dependencies] if self.built or
-                    not decision.conditional() else decision.pins_before_the_build(self.settings.project_name))
-        return pinned_requirements(base, [*own, *declared, *(found.requirement() for found in self.cuda_runtime())])
-
-    # --------------------------------------------------- what the build links
-    @cached_property
-    def declared_dependencies(self) -> list[FoundDependency]:
-        """The ``library-dependencies`` whose condition holds, as found where the build runs."""
-        return [find_dependency(d, project=self.settings.project_name) for d in self.settings.library_dependencies
-                if self.library_decision.holds[d.distribution]]
+        return linking.requirements(self)
 
     @cached_property
     def library_decision(self) -> Decision:
@@ -193,27 +135,18 @@ class Project:
 
     @cached_property
     def library_dependencies(self) -> list[FoundDependency]:
-        """The other distributions' libraries this build links: for a python-only wheel the project's
-        own library distribution (exactly this version), then the declared ones."""
-        if self.mode is not WheelMode.PYTHON_ONLY:
-            return self.declared_dependencies
-        library = self.settings.library_distribution
-        hint = python_only_hint(library, self.version, mode_variable=self.settings.library_only_variable)
-        own = find_dependency(python_only_dependency(library), project=self.settings.project_name,
-                              required_version=self.version, hint=hint)
-        return [own, *self.declared_dependencies]
+        return linking.library_dependencies(self)
 
     def cuda_runtime(self) -> list[FoundDependency]:
-        """NVIDIA's CUDA runtime wheel, once built, when a binary needs its libcudart, or one of
-        NVIDIA's libraries it links does (libcurand; its wheel does not require the runtime's) (``cuda-runtime``)."""
-        if not self.built or not self.cuda_toolkit:
-            return []
-        cudart = cuda_runtime_dependency(self.settings.cuda_runtime, self.cuda_toolkit, self.linked_sonames)
-        return [cudart] if cudart else []
+        return linking.cuda_runtime(self)
 
     def runtime_dependencies(self) -> list[FoundDependency]:
-        """Everything the wheel's binaries find in other distributions at run time."""
-        return [*self.library_dependencies, *self.cuda_runtime()]
+        return linking.runtime_dependencies(self)
+
+    @cached_property
+    def linked_sonames(self) -> set[str]:
+        """Read once, after the build."""
+        return linking.linked_sonames(self)
 
     @property
     def cuda_toolkit(self) -> str | None:
@@ -223,17 +156,6 @@ class Project:
         if cache is None or not cache.get_value("CMAKE_CUDA_COMPILER"):
             return None
         return file_api.compiler_version(self.build_dir, "CUDA") or None
-
-    @cached_property
-    def linked_sonames(self) -> set[str]:
-        """:attr:`needed_sonames`, and what the libraries of NVIDIA's wheels among them need in
-        turn (libcurand: libcudart), which the loader must preload first."""
-        return {*self.needed_sonames, *needed_through(self.needed_sonames, self.library_dependencies)}
-
-    @cached_property
-    def needed_sonames(self) -> set[str]:
-        """What the binaries this build installed name in DT_NEEDED (read once, after the build)."""
-        return needed_sonames(p for p in self.install_manifest if is_shared_object(p.name))
 
     @property
     def library_prefix(self) -> Path | None:
@@ -330,17 +252,8 @@ class Project:
         folder = self.settings.package_dir  # the source tree's: a wheel build stages from there
         if self.settings.version_module:
             refuse_user_file(folder / self.settings.version_module, elsewhere=VERSION_MODULE_ELSEWHERE)
-        if self._writes_native_loader:
+        if linking.writes_native_loader(self):
             refuse_user_file(folder / NATIVE_LOADER, elsewhere=NATIVE_LOADER_ELSEWHERE)
-
-    @property
-    def _writes_native_loader(self) -> bool:
-        """Whether the build writes ``<package>/_native.py``: when it preloads or links other
-        distributions' libraries, but never into a buildkit.torch project (whose setup.py
-        imports torch, which loads its libraries, as cpp_extension's extensions expect)."""
-        settings = self.settings
-        linked = any(self.library_decision.holds.values())
-        return bool(settings.preload_libraries or linked) and not settings.generated_source
 
     def _run_build(self) -> DriverResult:
         self._refuse_user_files()

@@ -1,0 +1,160 @@
+"""What a Project's build links from other distributions, and what follows from it: the
+declared library dependencies whose condition holds, the project's own library wheel under a
+python-only build, NVIDIA's CUDA runtime wheel; the requirements that pin them; the loader
+that preloads them (``_native.py``), written with the version module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from buildkit.builder.configure.cmake_cache import CMakeCache
+from buildkit.config.modes import WheelMode
+from buildkit.config.options import BuildOptions
+from buildkit.config.settings import ProjectSettings
+from buildkit.package.cuda_runtime import cuda_runtime_dependency, system_runtime
+from buildkit.package.dependencies import (
+    FoundDependency,
+    find_dependency,
+    is_shared_object,
+    loader_table,
+    needed_libraries,
+    needed_sonames,
+    needed_through,
+    pinned_requirements,
+)
+from buildkit.package.dependencies import record as record_dependencies
+from buildkit.package.split import python_only_dependency, python_only_hint, withdraw_native_loader, write_native_loader
+from buildkit.package.version import ResolvedVersion, write_version_file
+from buildkit.project.library_conditions import Decision
+from buildkit.project.parts import BuildTarget, WheelPlan
+
+
+class Project(Protocol):
+    """What these answers read of :class:`buildkit.project.Project` (which imports this module)."""
+
+    @property
+    def settings(self) -> ProjectSettings: ...
+    @property
+    def options(self) -> BuildOptions: ...
+    @property
+    def plan(self) -> WheelPlan: ...
+    @property
+    def target(self) -> BuildTarget: ...
+    @property
+    def mode(self) -> WheelMode: ...
+    @property
+    def build_dir(self) -> Path: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def resolved_version(self) -> ResolvedVersion: ...
+    @property
+    def build_type(self) -> str: ...
+    @property
+    def built(self) -> bool: ...
+    @property
+    def cache(self) -> CMakeCache | None: ...
+    @property
+    def cuda_toolkit(self) -> str | None: ...
+    @property
+    def install_manifest(self) -> list[Path]: ...
+    @property
+    def library_decision(self) -> Decision: ...
+    @property
+    def library_dependencies(self) -> list[FoundDependency]: ...
+    @property
+    def linked_sonames(self) -> set[str]: ...
+    def cuda_runtime(self) -> list[FoundDependency]: ...
+
+
+def requirements(project: Project) -> list[str]:
+    """Base requirements, extra ones from the environment, the pins of what the build links."""
+    settings = project.settings
+    if project.mode is WheelMode.LIBRARY_ONLY:
+        # C++ libraries, headers and CMake files: nothing to import; only the CUDA runtime they link.
+        return pinned_requirements([], [found.requirement() for found in project.cuda_runtime()])
+    base = [*settings.dependencies, *project.options.extra_requirements]
+    if project.plan.for_sdist:  # nothing is built against yet: the wheel built from the sdist pins the versions
+        # (a conditional dependency is the wheel's to require, when its build links it)
+        return base + [declared.distribution for declared in settings.library_dependencies if declared.when is None]
+    # A python-only wheel needs exactly this build's library wheel: known without looking for it.
+    own = [f"{settings.library_distribution}=={project.version}"] if project.mode is WheelMode.PYTHON_ONLY else []
+    decision = project.library_decision
+    declared = ([found.requirement() for found in declared_dependencies(project)] if project.built or
+                not decision.conditional() else decision.pins_before_the_build(settings.project_name))
+    return pinned_requirements(base, [*own, *declared, *(found.requirement() for found in project.cuda_runtime())])
+
+
+def declared_dependencies(project: Project) -> list[FoundDependency]:
+    """The ``library-dependencies`` whose condition holds, as found where the build runs."""
+    settings = project.settings
+    return [find_dependency(d, project=settings.project_name) for d in settings.library_dependencies
+            if project.library_decision.holds[d.distribution]]
+
+
+def library_dependencies(project: Project) -> list[FoundDependency]:
+    """The other distributions' libraries the build links: for a python-only wheel the project's own
+    library distribution (exactly this version), then the declared ones."""
+    if project.mode is not WheelMode.PYTHON_ONLY:
+        return declared_dependencies(project)
+    settings = project.settings
+    library = settings.library_distribution
+    hint = python_only_hint(library, project.version, mode_variable=settings.library_only_variable)
+    own = find_dependency(python_only_dependency(library), project=settings.project_name,
+                          required_version=project.version, hint=hint)
+    return [own, *declared_dependencies(project)]
+
+
+def cuda_runtime(project: Project) -> list[FoundDependency]:
+    """NVIDIA's CUDA runtime wheel, once built, when a binary needs its libcudart, or one of NVIDIA's
+    libraries it links does (libcurand; its wheel does not require the runtime's) (``cuda-runtime``)."""
+    if not project.built or not project.cuda_toolkit:
+        return []
+    cudart = cuda_runtime_dependency(project.settings.cuda_runtime, project.cuda_toolkit, project.linked_sonames)
+    return [cudart] if cudart else []
+
+
+def runtime_dependencies(project: Project) -> list[FoundDependency]:
+    """Everything the wheel's binaries find in other distributions at run time."""
+    return [*project.library_dependencies, *project.cuda_runtime()]
+
+
+def linked_sonames(project: Project) -> set[str]:
+    """What the binaries the build installed name in DT_NEEDED, and what the libraries of NVIDIA's
+    wheels among them need in turn (libcurand: libcudart), which the loader must preload first."""
+    needed = needed_sonames(p for p in project.install_manifest if is_shared_object(p.name))
+    return {*needed, *needed_through(needed, project.library_dependencies)}
+
+
+def writes_native_loader(project: Project) -> bool:
+    """Whether the build writes ``<package>/_native.py``: when it preloads or links other
+    distributions' libraries, but never into a buildkit.torch project (whose setup.py imports
+    torch, which loads its libraries, as cpp_extension's extensions expect)."""
+    settings = project.settings
+    linked = any(project.library_decision.holds.values())
+    return bool(settings.preload_libraries or linked) and not settings.generated_source
+
+
+def write_generated_files(project: Project) -> bool:
+    """The version module (``<package>/version.py``) and ``_native.py``, each rewritten only when
+    its content changes, never over a file buildkit did not write.  Records what the build links for
+    `buildkit wheels` (a library-only build too).  Whether a file changed."""
+    settings, target = project.settings, project.target
+    found = runtime_dependencies(project)
+    if target.staged:  # for `buildkit wheels` (auditwheel's excludes): nothing on the develop path reads it
+        record_dependencies(project.build_dir, found, system_runtime(settings.cuda_runtime, project.cuda_toolkit))
+    if project.mode is WheelMode.LIBRARY_ONLY or not target.package_dir.is_dir():
+        return False
+    # A build type is a CMake build's: a project without one has none to record.
+    extra = {"build_type": project.build_type} if settings.cmake else {}
+    changed = bool(settings.version_module) and write_version_file(
+        target.package_dir, project.resolved_version, extra=extra, name=settings.version_module)
+    if not writes_native_loader(project):
+        # (never in a buildkit.torch project's package, which the project's own code fills)
+        return (not settings.generated_source and withdraw_native_loader(target.package_dir)) or changed
+    dependencies = loader_table(found, needed_libraries(project.linked_sonames, found)) if found else []
+    loader = write_native_loader(target.package_dir, package=settings.package,
+                                 library_distribution=settings.library_distribution, version=project.version,
+                                 preload=settings.preload_libraries, dependencies=dependencies)
+    return loader or changed

@@ -7,7 +7,6 @@ import os
 import platform
 import sys
 from pathlib import Path
-from typing import Protocol
 
 from packaging.version import Version
 
@@ -18,52 +17,18 @@ from buildkit.builder.configure.arguments import DEFAULT_INSTALL_RPATH
 from buildkit.builder.configure.build_env import BuildEnvironment
 from buildkit.builder.configure.torch_project import compiler_defines
 from buildkit.builder.toolchain import linker_script
-from buildkit.builder.toolchain.cuda_toolkit import ToolkitChoice, toolkit_defines
-from buildkit.config.modes import CudaRuntime, WheelMode
-from buildkit.config.options import BuildOptions
-from buildkit.config.settings import ProjectSettings
+from buildkit.builder.toolchain.cuda_toolkit import toolkit_defines
+from buildkit.config.modes import CudaRuntime
 from buildkit.package.dependencies import FoundDependency
 from buildkit.package.metadata_dir import metadata_dir
 from buildkit.package.nvidia_libraries import check_cuda_major, cmake_library_defines, cuda_major
-from buildkit.package.python_api import PythonApi
 from buildkit.package.split import mode_defines
 from buildkit.package.version import cmake_version_defines
 from buildkit.package.wheel_root import skbuild_defines
-from buildkit.project.parts import BuildTarget, WheelPlan
+from buildkit.project.view import ProjectView
 
 
-class Project(Protocol):
-    """What these inputs read of :class:`buildkit.project.Project` (which imports this module)."""
-
-    @property
-    def settings(self) -> ProjectSettings: ...
-    @property
-    def options(self) -> BuildOptions: ...
-    @property
-    def plan(self) -> WheelPlan: ...
-    @property
-    def target(self) -> BuildTarget: ...
-    @property
-    def mode(self) -> WheelMode: ...
-    @property
-    def root(self) -> Path: ...
-    @property
-    def build_dir(self) -> Path: ...
-    @property
-    def version(self) -> str: ...
-    @property
-    def library_prefix(self) -> Path | None: ...
-    @property
-    def library_dependencies(self) -> list[FoundDependency]: ...
-    @property
-    def build_environment(self) -> BuildEnvironment: ...
-    @property
-    def python_api(self) -> PythonApi: ...
-    @property
-    def cuda_toolkit_choice(self) -> ToolkitChoice: ...
-
-
-def extra_defines(project: Project) -> dict[str, str]:
+def extra_defines(project: ProjectView) -> dict[str, str]:
     """What buildkit adds to every configure besides the forwarded variables."""
     return {"CMAKE_PROJECT_TOP_LEVEL_INCLUDES": str(cmake_dir() / "BuildkitTopLevel.cmake"),
             **cmake_version_defines(project.version),
@@ -76,7 +41,7 @@ def extra_defines(project: Project) -> dict[str, str]:
             **cuda_toolkit_defines(project), **nvidia_library_defines(project), **develop_rpath_defines(project)}
 
 
-def linker_script_defines(project: Project) -> dict[str, str]:
+def linker_script_defines(project: ProjectView) -> dict[str, str]:
     """CMake flags for the prioritized-text linker script, when asked for."""
     linker_script.maybe_recommend(project.options.prioritized_text, platform.machine(), sys.platform)
     if not project.options.prioritized_text:
@@ -85,7 +50,7 @@ def linker_script_defines(project: Project) -> dict[str, str]:
                                        project.build_dir / LINKER_SCRIPT)
 
 
-def dependency_defines(project: Project) -> dict[str, str]:
+def dependency_defines(project: ProjectView) -> dict[str, str]:
     """``<Name>_ROOT`` of each ``cmake.root`` entry point of the build environment, then of each
     library dependency (``<cmake-package>_ROOT``): its copy wins over any other."""
     environment = project.build_environment
@@ -94,14 +59,14 @@ def dependency_defines(project: Project) -> dict[str, str]:
                for d in project.library_dependencies if d.cmake_package}}
 
 
-def cuda_toolkit_defines(project: Project) -> dict[str, str]:
+def cuda_toolkit_defines(project: ProjectView) -> dict[str, str]:
     """CMake's CUDA compiler and toolkit root, where buildkit chose them (``cuda-toolkit``)."""
     choice = project.cuda_toolkit_choice
     root = project.build_environment.mirrored(str(choice.toolkit.root)) if choice.toolkit else ""
     return toolkit_defines(choice, root, project.options.cmake_defines)
 
 
-def nvidia_library_defines(project: Project) -> dict[str, str]:
+def nvidia_library_defines(project: ProjectView) -> dict[str, str]:
     """FindCUDAToolkit's ``CUDA_<name>_LIBRARY`` for each library of NVIDIA's library wheels among
     the library dependencies: the development link in the mirror of the wheel's ``nvidia``
     folder (mirrored for it, whichever toolkit compiles), so that ``CUDA::cublas`` is the wheel's.
@@ -135,7 +100,7 @@ def _mirrorable_site(environment: BuildEnvironment, dependency: FoundDependency)
     return site
 
 
-def develop_rpath_defines(project: Project) -> dict[str, str]:
+def develop_rpath_defines(project: ProjectView) -> dict[str, str]:
     """A develop build's install RPATH: ``$ORIGIN``, then the library folders of NVIDIA's wheels
     where this build found them (the runtime's, when the toolkit comes from the wheels; each
     NVIDIA library dependency's).  A wheel reaches them through the rpath its packaging sets,
@@ -154,7 +119,7 @@ def develop_rpath_defines(project: Project) -> dict[str, str]:
     return {"CMAKE_INSTALL_RPATH": ";".join(dict.fromkeys([origin, *folders]))} if folders else {}
 
 
-def wheel_root_defines(project: Project) -> dict[str, str]:
+def wheel_root_defines(project: ProjectView) -> dict[str, str]:
     """scikit-build-core's ``SKBUILD_*`` variables, in wheel-root mode."""
     if not project.plan.wheel_root_install:
         return {}
@@ -164,7 +129,7 @@ def wheel_root_defines(project: Project) -> dict[str, str]:
                            build_dir=project.build_dir, state="wheel" if project.target.staged else "editable")
 
 
-def prefix_path(project: Project) -> list[str]:
+def prefix_path(project: ProjectView) -> list[str]:
     """CMake's package search path: each library dependency's prefix, then the build environment's."""
     environment = project.build_environment
     found = [environment.mirrored(str(d.prefix_path)) for d in project.library_dependencies]

@@ -5,13 +5,7 @@ that preloads them (``_native.py``), written with the version module."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Protocol
-
-from buildkit.builder.configure.cmake_cache import CMakeCache
 from buildkit.config.modes import WheelMode
-from buildkit.config.options import BuildOptions
-from buildkit.config.settings import ProjectSettings
 from buildkit.package.cuda_runtime import cuda_runtime_dependency, system_runtime
 from buildkit.package.dependencies import (
     FoundDependency,
@@ -25,50 +19,11 @@ from buildkit.package.dependencies import (
 )
 from buildkit.package.dependencies import record as record_dependencies
 from buildkit.package.split import python_only_dependency, python_only_hint, withdraw_native_loader, write_native_loader
-from buildkit.package.version import ResolvedVersion, write_version_file
-from buildkit.project.library_conditions import Decision
-from buildkit.project.parts import BuildTarget, WheelPlan
+from buildkit.package.version import write_version_file
+from buildkit.project.view import ProjectView
 
 
-class Project(Protocol):
-    """What these answers read of :class:`buildkit.project.Project` (which imports this module)."""
-
-    @property
-    def settings(self) -> ProjectSettings: ...
-    @property
-    def options(self) -> BuildOptions: ...
-    @property
-    def plan(self) -> WheelPlan: ...
-    @property
-    def target(self) -> BuildTarget: ...
-    @property
-    def mode(self) -> WheelMode: ...
-    @property
-    def build_dir(self) -> Path: ...
-    @property
-    def version(self) -> str: ...
-    @property
-    def resolved_version(self) -> ResolvedVersion: ...
-    @property
-    def build_type(self) -> str: ...
-    @property
-    def built(self) -> bool: ...
-    @property
-    def cache(self) -> CMakeCache | None: ...
-    @property
-    def cuda_toolkit(self) -> str | None: ...
-    @property
-    def install_manifest(self) -> list[Path]: ...
-    @property
-    def library_decision(self) -> Decision: ...
-    @property
-    def library_dependencies(self) -> list[FoundDependency]: ...
-    @property
-    def linked_sonames(self) -> set[str]: ...
-    def cuda_runtime(self) -> list[FoundDependency]: ...
-
-
-def requirements(project: Project) -> list[str]:
+def requirements(project: ProjectView) -> list[str]:
     """Base requirements, extra ones from the environment, the pins of what the build links."""
     settings = project.settings
     if project.mode is WheelMode.LIBRARY_ONLY:
@@ -86,14 +41,14 @@ def requirements(project: Project) -> list[str]:
     return pinned_requirements(base, [*own, *declared, *(found.requirement() for found in project.cuda_runtime())])
 
 
-def declared_dependencies(project: Project) -> list[FoundDependency]:
+def declared_dependencies(project: ProjectView) -> list[FoundDependency]:
     """The ``library-dependencies`` whose condition holds, as found where the build runs."""
     settings = project.settings
     return [find_dependency(d, project=settings.project_name) for d in settings.library_dependencies
             if project.library_decision.holds[d.distribution]]
 
 
-def library_dependencies(project: Project) -> list[FoundDependency]:
+def library_dependencies(project: ProjectView) -> list[FoundDependency]:
     """The other distributions' libraries the build links: for a python-only wheel the project's own
     library distribution (exactly this version), then the declared ones."""
     if project.mode is not WheelMode.PYTHON_ONLY:
@@ -106,7 +61,7 @@ def library_dependencies(project: Project) -> list[FoundDependency]:
     return [own, *declared_dependencies(project)]
 
 
-def cuda_runtime(project: Project) -> list[FoundDependency]:
+def cuda_runtime(project: ProjectView) -> list[FoundDependency]:
     """NVIDIA's CUDA runtime wheel, once built, when a binary needs its libcudart, or one of NVIDIA's
     libraries it links does (libcurand; its wheel does not require the runtime's) (``cuda-runtime``)."""
     if not project.built or not project.cuda_toolkit:
@@ -115,19 +70,19 @@ def cuda_runtime(project: Project) -> list[FoundDependency]:
     return [cudart] if cudart else []
 
 
-def runtime_dependencies(project: Project) -> list[FoundDependency]:
+def runtime_dependencies(project: ProjectView) -> list[FoundDependency]:
     """Everything the wheel's binaries find in other distributions at run time."""
     return [*project.library_dependencies, *project.cuda_runtime()]
 
 
-def linked_sonames(project: Project) -> set[str]:
+def linked_sonames(project: ProjectView) -> set[str]:
     """What the binaries the build installed name in DT_NEEDED, and what the libraries of NVIDIA's
     wheels among them need in turn (libcurand: libcudart), which the loader must preload first."""
     needed = needed_sonames(p for p in project.install_manifest if is_shared_object(p.name))
     return {*needed, *needed_through(needed, project.library_dependencies)}
 
 
-def writes_native_loader(project: Project) -> bool:
+def writes_native_loader(project: ProjectView) -> bool:
     """Whether the build writes ``<package>/_native.py``: when it preloads or links other
     distributions' libraries, but never into a buildkit.torch project (whose setup.py imports
     torch, which loads its libraries, as cpp_extension's extensions expect)."""
@@ -136,7 +91,7 @@ def writes_native_loader(project: Project) -> bool:
     return bool(settings.preload_libraries or linked) and not settings.generated_source
 
 
-def write_generated_files(project: Project) -> bool:
+def write_generated_files(project: ProjectView) -> bool:
     """The version module (``<package>/version.py``) and ``_native.py``, each rewritten only when
     its content changes, never over a file buildkit did not write.  Records what the build links for
     `buildkit wheels` (a library-only build too).  Whether a file changed."""

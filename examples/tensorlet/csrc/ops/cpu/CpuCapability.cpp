@@ -35,8 +35,8 @@ const VecKernels* choose() {
 }
 
 // Linux's sysfs describes the caches this machine (or virtual machine) has, and which
-// CPUs share each (shared_cpu_list, "0-3,8-11"); the cpuid-based sysconf values can
-// describe the host's.
+// CPUs share each (shared_cpu_list, "0-3,8-11"). On a virtual machine the sizes can be
+// the host's, as sysconf's (cpuid's) can: see kMaxCachePerCpu.
 struct CacheInfo {
   int64_t bytes = 0;
   int64_t sharing_cpus = 1;

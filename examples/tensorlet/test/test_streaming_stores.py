@@ -71,7 +71,8 @@ def largest_data_cache() -> tuple[int, int]:
         text = (index / "size").read_text().strip()
         size = int(text.rstrip("KMG")) << {"K": 10, "M": 20, "G": 30}.get(text[-1], 0)
         if size > largest[0]:
-            largest = (size, count_cpus((index / "shared_cpu_list").read_text()))
+            shared = index / "shared_cpu_list"
+            largest = (size, count_cpus(shared.read_text()) if shared.exists() else 1)
     return largest
 
 

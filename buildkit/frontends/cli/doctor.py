@@ -10,81 +10,47 @@ from __future__ import annotations
 import argparse
 import platform
 import shutil
-import subprocess
 import sys
 import sysconfig
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from buildkit._util import console
 from buildkit.builder.build_state import TORCH_PROJECT
-from buildkit.builder.configure.build_env import site_dirs
-from buildkit.builder.configure.cmake_cache import BuildFolderCache, project_uses_cuda
 from buildkit.builder.configure.torch_env import InstalledTorch, installed_torch, project_uses_torch
-from buildkit.builder.toolchain.cuda_arch import (
-    architecture_numbers,
-    minimum_arch_for_cuda,
-    normalize_cuda_architectures,
-)
-from buildkit.builder.toolchain.cuda_toolkit import ToolkitChoice, choose_toolkit, cuda_request, toolkit_version
 from buildkit.builder.toolchain.dist_session import doctor_findings
 from buildkit.builder.toolchain.jobs import available_memory_mb, default_job_count, memory_warning
 from buildkit.builder.toolchain.tools import (
     Compilers,
-    Tool,
     cache_path_for,
     find_cmake,
     find_compilers,
     find_ninja,
     probe_tool,
-    real_program,
-    version_at_least,
 )
 from buildkit.config.drop_in import tool_settings, uses_drop_in
 from buildkit.config.modes import Distribution
 from buildkit.config.options import BuildOptions, load_options, option_keys
 from buildkit.config.parsing import parse_bool
 from buildkit.config.settings import ProjectSettings, setting_default
-from buildkit.errors import BuildkitError, ConfigError, ToolchainError, exit_on_error
+from buildkit.errors import ConfigError, ToolchainError, exit_on_error
 from buildkit.frontends.cli.audit import WHEEL_TOOLS_FIX, find_wheel_tool
-from buildkit.package.dependencies import find_dependency
-from buildkit.package.nvidia_libraries import check_cuda_major, cuda_major
-from buildkit.project.library_conditions import Decision
+from buildkit.frontends.cli.doctor_cuda import (
+    check_architectures,
+    check_cuda_toolkit,
+    check_nvcc,
+    check_nvcc_on_path,
+    check_nvidia_libraries,
+    project_uses_cuda_code,
+)
+from buildkit.frontends.cli.doctor_rows import Check, problem_row, tool_found
 
-MINIMUM_NVCC = "11.8"
 # auditwheel (and the patchelf it runs) repairs and audits Linux wheels only.
 WHEEL_TOOLS = ("auditwheel", "patchelf", "twine") if sys.platform.startswith("linux") else ("twine",)
 LAUNCHERS = ("ccache", "sccache")
 COLUMNS = ("check", "version", "path", "status", "what to do")
 WITHOUT_CMAKE = ("none: [tool.buildkit] cmake = false, so no cmake, ninja, compiler or Python headers are needed "
                  "to build the project")
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    version: str = ""
-    path: str = ""
-    status: str = "ok"  # "ok", "note" (worth knowing, not a failure) or "problem"
-    detail: str = ""  # what is wrong, for notes and problems
-    fix: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.status != "problem"
-
-    def row(self) -> tuple[str, ...]:
-        status = self.status if not self.detail else f"{self.status}: {self.detail}"
-        return self.name, self.version or "-", self.path or "-", status, self.fix
-
-
-def _found(name: str, tool: Tool) -> Check:
-    return Check(name, tool.version, str(tool.path))
-
-
-def _problem(name: str, error: BuildkitError, version: str = "", path: str = "") -> Check:
-    return Check(name, version, path, "problem", error.message, error.hint or "")
 
 
 def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
@@ -99,19 +65,19 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
     checks = [_check_python(), _check_cmakelists(settings), _check_cmake(settings, cache_path),
               _check_ninja(options, cache_path)]
     # What the project compiles, not what is installed: the toolkit, the architectures and the per-job budget.
-    uses_cuda = cuda_wanted if cuda_wanted is not None else _project_uses_cuda(settings)
+    uses_cuda = cuda_wanted if cuda_wanted is not None else project_uses_cuda_code(settings)
     compiler_env = dict(compiler_env or {})
     if uses_cuda and settings is not None:
-        toolkit, choice = _check_cuda_toolkit(settings, options)
-        checks += [toolkit, *_check_nvcc_on_path(choice, settings), *_check_nvidia_libraries(settings, options, choice)]
+        toolkit, choice = check_cuda_toolkit(settings, options)
+        checks += [toolkit, *check_nvcc_on_path(choice, settings), *check_nvidia_libraries(settings, options, choice)]
         if choice is not None and choice.toolkit is not None and choice.from_wheels:
             compiler_env["CUDACXX"] = str(choice.toolkit.nvcc)  # the nvcc the build will be given
     compilers, compiler_checks = _check_compilers(defines, compiler_env, cuda_wanted, cache_path)
     checks += compiler_checks
     if cuda_wanted or compilers.nvcc:
-        checks += _check_nvcc(compilers.nvcc, cuda_wanted)
+        checks += check_nvcc(compilers.nvcc, cuda_wanted)
     if uses_cuda:
-        checks.append(_check_architectures(options, compilers.nvcc, gpu_present))
+        checks.append(check_architectures(options, compilers.nvcc, gpu_present))
     if settings is not None and (settings.generated_source  # a buildkit.torch project
                                  or project_uses_torch(settings.source_dir / "CMakeLists.txt")):
         checks.append(_check_torch(installed_torch()))
@@ -123,100 +89,12 @@ def run_doctor(settings: ProjectSettings | None, options: BuildOptions, *,
     return checks + [_check_wheel_tool(name) for name in WHEEL_TOOLS]
 
 
-def _check_cuda_toolkit(settings: ProjectSettings, options: BuildOptions) -> tuple[Check, ToolkitChoice | None]:
-    """The CUDA toolkit a build would compile with (``cuda-toolkit``), as the build chooses it."""
-    name, setting = "CUDA toolkit", f"cuda-toolkit = {options.cuda_toolkit.value}"
-    request = cuda_request(None, settings.source_dir / "CMakeLists.txt", options.defines(),
-                           drop_in=bool(settings.generated_source))
-    try:
-        choice = choose_toolkit(options.cuda_toolkit, options, site_dirs(settings.root), request)
-    except ToolchainError as error:
-        return _problem(name, error), None
-    found = choice.toolkit
-    if found is None:
-        return Check(name, status="note", detail=f"{setting}: none found; CMake looks for nvcc its own way"), choice
-    source = "NVIDIA's wheels" if choice.from_wheels else f"the system's (found by {found.found_by})"
-    return Check(name, found.version or "?", str(found.root), detail=f"{setting}: {source}"), choice
-
-
-def _check_nvcc_on_path(choice: ToolkitChoice | None, settings: ProjectSettings) -> list[Check]:
-    """A note when the ``nvcc`` first on PATH is not of the toolkit CMake compiles with (the
-    build folder's configured compiler, else the one the build would choose): CMake is given
-    that one, but whatever runs ``nvcc`` by name (cpp_extension without CUDA_HOME, a script, an
-    older FindCUDA) gets the other, with its own headers and libraries."""
-    on_path = shutil.which("nvcc")
-    try:
-        cache = BuildFolderCache(settings.build_dir).entries()
-    except BuildkitError:  # a damaged cache: the build will say so
-        cache = None
-    configured = cache.get_value("CMAKE_CUDA_COMPILER") if cache is not None else None
-    chosen = Path(configured) if configured else choice.toolkit.nvcc if choice and choice.toolkit else None
-    if on_path is None or chosen is None:
-        return []
-    path_root, chosen_root = (real_program(Path(nvcc)).resolve().parent.parent for nvcc in (on_path, chosen))
-    if path_root == chosen_root:
-        return []
-    by = "the build folder's CMake cache" if configured else "this build's choice"
-    path_version, chosen_version = (toolkit_version(root) or "?" for root in (path_root, chosen_root))
-    return [Check("nvcc on PATH", path_version, on_path, "note",
-                  f"it is CUDA {path_version} at {path_root}, but CMake compiles with CUDA {chosen_version} at "
-                  f"{chosen_root} ({by}); what runs `nvcc` by name (cpp_extension without CUDA_HOME, scripts, "
-                  f"the older FindCUDA) gets the other toolkit, with its own headers and libraries",
-                  f"Put {chosen_root}/bin first on PATH, or set CUDACXX (and CUDA_HOME) to the toolkit you mean "
-                  "and cuda-toolkit to match.")]
-
-
-def _check_nvidia_libraries(settings: ProjectSettings, options: BuildOptions,
-                            choice: ToolkitChoice | None) -> list[Check]:
-    """The NVIDIA library wheels among the library dependencies, as the build would find them:
-    their CUDA major (their ``nvidia/cu<N>`` folder) against the toolkit's, and the pin."""
-    checks = []
-    toolkit_major = choice.toolkit.major if choice is not None and choice.toolkit is not None else None
-    decision = Decision.before_configure(settings, options, BuildFolderCache(settings.build_dir).readable_entries())
-    for declared in settings.library_dependencies:
-        name = f"library {declared.distribution}"
-        if not decision.holds[declared.distribution]:
-            checks.append(Check(name, status="note", detail=f"not linked by this build: `when = \"{declared.when}\"` "
-                                f"does not hold ({decision.before.describe_condition(declared.when or '')})"))
-            continue
-        try:
-            found = find_dependency(declared, project=settings.project_name)
-        except BuildkitError:  # an isolated build may get it from [build-system] requires
-            checks.append(Check(name, status="note", detail=f"not installed in {sys.prefix}: a build without "
-                                                            "isolation would stop here",
-                                fix=f"pip install {declared.distribution}" + (
-                                    "" if declared.when else ", or list it in [build-system] requires")))
-            continue
-        major = cuda_major(found.lib_dirs)
-        if major is None:
-            continue  # not one of NVIDIA's CUDA 13+ library wheels: nothing CUDA-specific to check
-        where = str(Path(found.site_dir, *found.lib_dirs[:1]))
-        try:
-            check_cuda_major(found.distribution, found.version, major, toolkit_major)
-        except BuildkitError as error:
-            checks.append(_problem(name, error, found.version, where))
-            continue
-        checks.append(Check(name, found.version, where, detail=f"CUDA {major} ({', '.join(found.libraries)}); the "
-                                                                f"wheel requires {found.requirement()}"))
-    return checks
-
-
 def _check_wheel_tool(name: str) -> Check:
     # A note, not a problem: a build needs none of them, only `buildkit wheels` does.
     tool = find_wheel_tool(name)
     if tool.path is None:
         return Check(name, status="note", detail="missing: `buildkit wheels` needs it", fix=WHEEL_TOOLS_FIX)
     return Check(name, tool.version, str(tool.path))
-
-
-def _project_uses_cuda(settings: ProjectSettings | None) -> bool:
-    if settings is None:
-        return False
-    try:
-        cache = BuildFolderCache(settings.build_dir).entries()
-    except BuildkitError:  # a damaged cache: the build will say so; judge by CMakeLists.txt
-        cache = None
-    return project_uses_cuda(cache, settings.source_dir / "CMakeLists.txt")
 
 
 def _bool_or_none(value: str | None) -> bool | None:
@@ -256,9 +134,9 @@ def _check_cmakelists(settings: ProjectSettings | None) -> Check:
 def _check_cmake(settings: ProjectSettings | None, cache_path: Path | str | None) -> Check:
     minimum = settings.cmake_minimum_version if settings else setting_default("cmake_minimum_version")
     try:
-        return _found("cmake", find_cmake(minimum, cache_path=cache_path))
+        return tool_found("cmake", find_cmake(minimum, cache_path=cache_path))
     except ToolchainError as exc:
-        return _problem("cmake", exc)
+        return problem_row("cmake", exc)
 
 
 def _check_ninja(options: BuildOptions, cache_path: Path | str | None) -> Check:
@@ -266,9 +144,9 @@ def _check_ninja(options: BuildOptions, cache_path: Path | str | None) -> Check:
         return Check("ninja", status="note",
                      detail=f"not used: the generator is {options.cmake_generator or 'the CMake default'}")
     try:
-        return _found("ninja", find_ninja(cache_path=cache_path))
+        return tool_found("ninja", find_ninja(cache_path=cache_path))
     except ToolchainError as exc:
-        return _problem("ninja", exc)
+        return problem_row("ninja", exc)
 
 
 def _check_compilers(defines: Mapping[str, str], env: Mapping[str, str], cuda_wanted: bool | None,
@@ -280,61 +158,13 @@ def _check_compilers(defines: Mapping[str, str], env: Mapping[str, str], cuda_wa
         compilers = find_compilers(cuda_wanted is not False, cc=requested["C"], cxx=requested["CXX"],
                                    cudacxx=requested["CUDA"], cache_path=cache_path)
     except ToolchainError as exc:
-        return Compilers(), [_problem("compilers", exc)]
+        return Compilers(), [problem_row("compilers", exc)]
     checks = []
     for name, tool, variable in (("C compiler", compilers.c, "CC"), ("C++ compiler", compilers.cxx, "CXX")):
-        checks.append(_found(name, tool) if tool else Check(
+        checks.append(tool_found(name, tool) if tool else Check(
             name, status="problem", detail="none found on PATH",
             fix=f"Install gcc or clang (Debian/Ubuntu: `apt install build-essential`), or set {variable}."))
     return compilers, checks
-
-
-def _check_nvcc(nvcc: Tool | None, cuda_wanted: bool | None) -> list[Check]:
-    if nvcc is None:
-        return [Check("nvcc", status="problem", detail="USE_CUDA is on, but nvcc was not found",
-                      fix=f"Install the CUDA toolkit {MINIMUM_NVCC} or newer and put its bin folder on PATH, "
-                          "set CUDACXX to its nvcc, or set USE_CUDA=0.")]
-    if not version_at_least(nvcc.version, MINIMUM_NVCC):
-        return [Check("nvcc", nvcc.version, str(nvcc.path), "problem",
-                      f"nvcc {nvcc.version} is older than {MINIMUM_NVCC}",
-                      f"Install CUDA {MINIMUM_NVCC} or newer and put its nvcc first on PATH (or set CUDACXX"
-                      + (" to it)." if cuda_wanted else " to it), or set USE_CUDA=0 to build without CUDA."))]
-    return [_found("nvcc", nvcc)]
-
-
-def _check_architectures(options: BuildOptions, nvcc: Tool | None, gpu_present: bool | None) -> Check:
-    request = options.cuda_architecture_request()
-    variable = request.variable if request else options.variable_names.get("cuda_arch_list") or "CUDA_ARCH_LIST"
-    requested = request.value if request else None
-    name = "CUDA architectures"
-    if request is None:  # buildkit passes none to CMake (builder/driver.py): the project's own choice stands
-        return Check(name, "-", variable, "note", "unset: the project's CMakeLists.txt (or CMake's default) chooses",
-                     f"Set {variable} (e.g. 8.0;9.0) to choose them.")
-    try:
-        value = normalize_cuda_architectures(requested, variable=variable, gpu_present=gpu_present,
-                                             minimum=minimum_arch_for_cuda(nvcc.version if nvcc else None),
-                                             pytorch_exact=bool(request and request.pytorch_exact))
-    except ConfigError as exc:
-        return _problem(name, exc, requested or "", variable)
-    supported = _nvcc_architectures(nvcc) if nvcc else set()
-    missing = [f"sm_{a}" for a in architecture_numbers(value) if supported and a.rstrip("af") not in supported]
-    if missing:
-        return Check(name, value, variable, "problem",
-                     f"nvcc {nvcc.version if nvcc else ''} cannot compile for {', '.join(missing)}",
-                     f"Remove them from {variable} (`nvcc --list-gpu-arch` lists what this nvcc supports), "
-                     "or install a CUDA toolkit that supports them.")
-    return Check(name, value, variable)
-
-
-def _nvcc_architectures(nvcc: Tool) -> set[str]:
-    """The compute_XX numbers ``nvcc --list-gpu-arch`` prints; empty when it can't tell."""
-    try:
-        proc = subprocess.run([str(nvcc.path), "--list-gpu-arch"], capture_output=True, text=True, timeout=60,
-                              check=False)
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    words = proc.stdout.split() if proc.returncode == 0 else []
-    return {word.removeprefix("compute_") for word in words if word.startswith("compute_")}
 
 
 def _check_torch(torch: InstalledTorch | None) -> Check:
@@ -412,7 +242,7 @@ def _doctor(root: Path) -> int:
     print_checks(checks)
     problems = [check for check in checks if not check.ok]
     if problems:
-        console.warn(f"{len(problems)} problem(s) found; the last column says what to do about each.")
+        console.warn(f"{len(problems)} problem_row(s) found; the last column says what to do about each.")
         return 1
     console.info("everything a build needs was found.")
     return 0

@@ -134,6 +134,11 @@ class Project:
         return Decision.before_configure(self.settings, self.options, self._cache_file.readable_entries())
 
     @cached_property
+    def declared_dependencies(self) -> list[FoundDependency]:
+        """Looked up once per command: ``requirements()`` and the loader both ask."""
+        return linking.declared_dependencies(self)
+
+    @cached_property
     def library_dependencies(self) -> list[FoundDependency]:
         return linking.library_dependencies(self)
 

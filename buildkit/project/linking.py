@@ -36,7 +36,7 @@ def requirements(project: ProjectView) -> list[str]:
     # A python-only wheel needs exactly this build's library wheel: known without looking for it.
     own = [f"{settings.library_distribution}=={project.version}"] if project.mode is WheelMode.PYTHON_ONLY else []
     decision = project.library_decision
-    declared = ([found.requirement() for found in declared_dependencies(project)] if project.built or
+    declared = ([found.requirement() for found in project.declared_dependencies] if project.built or
                 not decision.conditional() else decision.pins_before_the_build(settings.project_name))
     return pinned_requirements(base, [*own, *declared, *(found.requirement() for found in project.cuda_runtime())])
 
@@ -52,13 +52,13 @@ def library_dependencies(project: ProjectView) -> list[FoundDependency]:
     """The other distributions' libraries the build links: for a python-only wheel the project's own
     library distribution (exactly this version), then the declared ones."""
     if project.mode is not WheelMode.PYTHON_ONLY:
-        return declared_dependencies(project)
+        return project.declared_dependencies
     settings = project.settings
     library = settings.library_distribution
     hint = python_only_hint(library, project.version, mode_variable=settings.library_only_variable)
     own = find_dependency(python_only_dependency(library), project=settings.project_name,
                           required_version=project.version, hint=hint)
-    return [own, *declared_dependencies(project)]
+    return [own, *project.declared_dependencies]
 
 
 def cuda_runtime(project: ProjectView) -> list[FoundDependency]:

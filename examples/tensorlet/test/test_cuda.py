@@ -444,7 +444,7 @@ def test_gpu_conversions(cuda_or_skip):
 
 @pytest.mark.parametrize("dtype", ["uint8", "int32", "float32", "float64"])
 def test_gpu_reductions_across_blocks(cuda_or_skip, dtype):
-    """The full reductions' two passes (many blocks of 16-byte packs, a tail, and a view
+    """The full reductions' kernel (many blocks of 16-byte packs, a tail, and a view
     off the 16-byte boundary) with each reducer: a maximum that occurs twice (argmax: the
     first), a NaN (it wins amax and argmax), integer sums in int64, mean."""
     rng = np.random.default_rng(7)
@@ -464,6 +464,34 @@ def test_gpu_reductions_across_blocks(cuda_or_skip, dtype):
         assert cx[600000:].argmax().cpu().item() == 300000
     else:
         assert total.dtype == tl.int64 and total.cpu().item() == int(x.astype(np.int64).sum())
+    tl.cuda.synchronize()
+
+
+def test_gpu_full_reductions_queued_back_to_back(cuda_or_skip):
+    """A full reduction is one kernel whose last block merges the blocks' partials and puts
+    the device's count of finished blocks back to zero: many reductions queued without a
+    synchronization between them (one block, a few, a capped grid that loops), each
+    reducer's accumulator (float, a byte, int64 sums, argmax's value and index), a NaN
+    in the tail and in a pack, and a row of -inf each give the host's result."""
+    rng = np.random.default_rng(11)
+    cases, results = [], []
+    for n in (1, 5, 4097, 1_000_003, (1 << 22) + 7):
+        for dtype in ("float32", "uint8", "int32", "float64", "bool"):
+            x = rng.integers(0, 200, n).astype(dtype) if dtype != "bool" else rng.integers(0, 2, n).astype(bool)
+            cx = tl.from_numpy(x).cuda()
+            queued = [cx.sum(), cx.amax()] + ([cx.argmax()] if dtype != "bool" else [])
+            cases.append((x, dtype))
+            results.append(queued)  # no .cpu() yet: every kernel is queued before any is read
+    for (x, dtype), queued in zip(cases, results):
+        assert queued[0].cpu().item() == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-6), (dtype, x.size)
+        assert queued[1].cpu().item() == x.max(), (dtype, x.size)
+        if dtype != "bool":
+            assert queued[2].cpu().item() == int(np.argmax(x)), (dtype, x.size)
+    for where in (0, 4096, (1 << 22) + 6):  # a pack of the first block, a later one, the tail
+        x = np.full((1 << 22) + 7, -np.inf, dtype="float32")
+        assert tl.from_numpy(x).cuda().amax().cpu().item() == -np.inf
+        x[where] = np.nan
+        assert np.isnan(tl.from_numpy(x).cuda().amax().cpu().item()), where
     tl.cuda.synchronize()
 
 

@@ -41,4 +41,9 @@ inline int blocks_for(int64_t n, int threads) { return static_cast<int>((n + thr
 // times over; more only adds scheduling.
 int grid_for(int64_t work_items);
 
+// The current device's count of a one-kernel reduction's finished blocks (ReduceKernels.cu):
+// zero between reductions, since the last block of each puts it back, and one per device
+// is enough because every kernel runs in order on current_stream().
+unsigned* reduction_counter();
+
 }  // namespace tensorlet::cuda

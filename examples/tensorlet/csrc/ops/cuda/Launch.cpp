@@ -1,5 +1,7 @@
 // The host side of every kernel launch: operand geometry and grid sizes.
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 #include "ops/cuda/CudaUtils.h"
 
@@ -25,6 +27,22 @@ int grid_for(int64_t work_items) {
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
   const int64_t cap = static_cast<int64_t>(std::max(sms, 1)) * 8;
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(cap, blocks_for(work_items, kThreads))));
+}
+
+unsigned* reduction_counter() {
+  static std::mutex mutex;
+  static std::unordered_map<int, unsigned*> counters;  // by device; never freed, as the cuBLAS handles
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  std::lock_guard<std::mutex> lock(mutex);
+  unsigned*& counter = counters[device];
+  if (counter == nullptr) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, sizeof(unsigned)), "cudaMalloc");
+    check(cudaMemset(p, 0, sizeof(unsigned)), "cudaMemset");
+    counter = static_cast<unsigned*>(p);
+  }
+  return counter;
 }
 
 }  // namespace tensorlet::cuda

@@ -34,7 +34,7 @@ step() {  # name, seconds, command...
 }
 
 step env 30 bash -c "nvidia-smi; $PY -V; $NVCC --version | tail -2; cmake --version | head -1; \
-  $PY -c 'import numpy, pytest; print(numpy.__version__, pytest.__version__)'"
+  $PY -c 'import numpy, pytest; print(numpy.__version__, pytest.__version__)'; env | grep -E '^(CUDA|TORCH|NVIDIA|LD_LIBRARY)' | sort"
 # cuBLAS: from NVIDIA's nvidia-cublas wheel where this Python has it (a CUDA 13 torch brings
 # it; pyproject.toml's library dependency with `when = "USE_CUDA and USE_CUBLAS and not
 # USE_SYSTEM_CUBLAS"`); without the wheel, the toolkit's own cuBLAS (USE_SYSTEM_CUBLAS=ON:
@@ -51,7 +51,7 @@ step build 240 env USE_CUDA=ON USE_CUBLAS="$USE_CUBLAS" USE_SYSTEM_CUBLAS="$SYST
 # torch's own checks (test_semantics.py's torch rows) stay out of this process: importing
 # torch after tensorlet crashed there (see torch_after_tensorlet below); they run on their own.
 TAIL=45 step tests 200 $PY -m pytest -p no:cacheprovider -q -rfs $T/test_opinfo.py $T/test_op_table.py $T/test_cuda.py $T/test_semantics.py \
-  -k "not torch and not full_build and not build_compiles and not build_imports and not runtime_comes"
+  -k "not torch and not full_build and not build_compiles and not build_imports and not runtime_comes and not cuda_column"
 step bench 240 $PY benchmarks/cuda_kernels.py
 # On the H200 image, `import tensorlet` then `import torch` inside pytest segfaulted in
 # torch's import (torch alone under pytest, and `python -c` in either order, did not):
@@ -64,7 +64,7 @@ import torch; print('torch', torch.__version__, 'imported after tensorlet ran CU
 step torch_semantics 90 $PY -m pytest -p no:cacheprovider -q -rfs -m "torch or not torch" $T/test_semantics.py -k torch
 SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 step sanitizer 150 "$SANITIZER" --tool memcheck --error-exitcode 99 $PY -m pytest -p no:cacheprovider -q \
-  $T/test_opinfo.py $T/test_cuda.py -k "cuda and not full_build and not build_ and not runtime_comes"
+  $T/test_opinfo.py $T/test_cuda.py -k "cuda and not full_build and not build_ and not runtime_comes and not cuda_column"
 # buildkit's own CUDA tests and the full build run buildkit in a venv over this Python's:
 # buildkit must be installed there.
 step install_buildkit 40 bash -c "$PY -m pip install -q --no-deps --no-build-isolation --no-index . && \
@@ -73,4 +73,4 @@ step install_buildkit 40 bash -c "$PY -m pip install -q --no-deps --no-build-iso
 # develop), its saxpy run on the device (the `gpu` test) and the arch-list rows.
 TAIL=30 step buildkit_cuda 240 $PY -m pytest -p no:cacheprovider -q -rfs tests/test_cuda_minimal.py tests/test_cuda_arch.py
 [ -n "${SKIP_FULL_BUILD:-}" ] && exit 0
-step full_build 150 $PY -m pytest -p no:cacheprovider -q -rfs $T/test_cuda.py -k "build_compiles or build_imports"
+step full_build 150 $PY -m pytest -p no:cacheprovider -q -rfs $T/test_cuda.py -k "build_compiles or build_imports or cuda_column"

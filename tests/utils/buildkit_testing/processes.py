@@ -13,7 +13,10 @@ from pathlib import Path
 STEERING_PREFIXES = ("BUILD_", "USE_", "CMAKE_", "MAX_JOBS", "DEBUG", "REL_WITH_DEB_INFO", "VERBOSE", "PIP_",
                      "BUILDKIT_", "VIRTUAL_ENV", "PYTHONPATH", "SOURCE_DATE_EPOCH", "MINIMAL_", "CUDA_MINIMAL_",
                      "TENSORLET_")
-STEERING_NAMES = {"CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CUDAFLAGS"}
+# TORCH_CUDA_ARCH_LIST and CUDAARCHS too: a GPU machine's PyTorch image sets the first,
+# and a variable's list outranks the project's own (a develop build then builds it whole).
+STEERING_NAMES = {"CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CUDAFLAGS", "TORCH_CUDA_ARCH_LIST",
+                  "CUDAARCHS"}
 
 
 def run(command, cwd=None, env=None, check=True, timeout: float | None = 900, **kwargs) -> subprocess.CompletedProcess:

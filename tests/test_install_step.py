@@ -17,6 +17,7 @@ from buildkit.builder.driver import CMakeDriver
 from buildkit.builder.install import summary as install_summary
 from buildkit.builder.install import tree as install_tree
 from buildkit.builder.install.script import read_units
+from buildkit.builder.install.times import restore_subsecond_mtimes
 from buildkit.builder.toolchain import tools as toolchain
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
@@ -138,6 +139,43 @@ def test_edits_within_the_same_second_are_all_installed(project):
         header.write_text(text)
         run(project)
         assert (project / "treeproj" / "include" / "tree" / "a.h").read_text() == text
+
+
+def test_a_relinked_library_installed_within_the_second_gets_a_new_mtime(project):
+    """CMake installs a file with its build copy's mtime cut to whole seconds; the install step
+    gives it the build copy's own, so relinks within one second read as changes to whatever
+    compares mtimes (a downstream build linking it), as content and inode time do."""
+    run(project)
+    built, installed = build_folder(project) / "libtree.so", project / "treeproj" / "lib" / "libtree.so"
+    assert installed.stat().st_mtime_ns == built.stat().st_mtime_ns
+    stamps = {installed.stat().st_mtime_ns}
+    for round_ in range(4):  # well within a second each, on any machine that builds this quickly
+        (project / "src" / "a.cpp").write_text(f"int tree_a() {{ return {round_ + 10}; }}\n")
+        assert run(project).installed
+        assert installed.stat().st_mtime_ns == built.stat().st_mtime_ns
+        stamps.add(installed.stat().st_mtime_ns)
+    assert len(stamps) == 5
+
+
+def test_only_an_mtime_cmake_cut_to_the_second_is_restored(tmp_path):
+    source, other = tmp_path / "build" / "lib.so", tmp_path / "build2" / "lib.so"
+    for path in (source, other):
+        path.parent.mkdir()
+        path.write_bytes(b"x")
+    os.utime(source, ns=(OLD, OLD + 123_456_789))
+    cut, untouched, shared, link = (tmp_path / "prefix" / name for name in ("lib.so", "own.so", "twice.so", "link.so"))
+    cut.parent.mkdir()
+    for path in (cut, untouched, shared):
+        path.write_bytes(b"x")
+    os.utime(cut, ns=(OLD, OLD))  # CMake's copy: the source's second
+    os.utime(untouched, ns=(OLD, OLD + 5))  # not a cut mtime: someone else's
+    link.symlink_to(cut.name)
+    restored = restore_subsecond_mtimes(
+        {"rule": [str(cut), str(untouched), str(link)], "two": [str(shared)]},
+        {"rule": [str(source), str(tmp_path / "build" / "own.so")],
+         "two": [str(source.parent / "twice.so"), str(other.parent / "twice.so")]})
+    assert restored == [str(cut)] and cut.stat().st_mtime_ns == OLD + 123_456_789
+    assert untouched.stat().st_mtime_ns == OLD + 5  # its source is missing; and its mtime is not a cut one
 
 
 def test_a_same_size_edit_with_its_mtime_put_back_is_installed(project):

@@ -57,6 +57,7 @@ from buildkit.builder.install.script import (
     read_partial_output,
     read_units,
 )
+from buildkit.builder.install.times import restore_subsecond_mtimes
 
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured)
 if TYPE_CHECKING:
@@ -151,6 +152,8 @@ class PackageTreeInstall:
         result = self._run(scripts, plan) if plan.runs else None
         outputs = read_partial_output(self.output_path) if result is not None else {}
         check_written([path for paths in outputs.values() for path in paths], self.install_root, self.build_dir)
+        restore_subsecond_mtimes(outputs, {key: [*plan.inputs.get(key, ()), *plan.scans.get(key, ())]
+                                           for key in outputs})
         new = self._new_record(active, record, plan, outputs)
         copied = self._copy_changed(active, plan, record, outputs, new)
         # Before the manifests are rewritten: they say which files buildkit may remove.

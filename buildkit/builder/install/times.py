@@ -39,6 +39,6 @@ def restore_subsecond_mtimes(installed: Mapping[str, list[str]], sources: Mappin
                 continue
             cut = source.st_mtime_ns // _SECOND_NS * _SECOND_NS
             if stat.S_ISREG(written.st_mode) and written.st_mtime_ns == cut != source.st_mtime_ns:
-                os.utime(path, ns=(written.st_atime_ns, source.st_mtime_ns))
+                os.utime(path, ns=(written.st_atime_ns, source.st_mtime_ns), follow_symlinks=False)
                 restored.append(path)
     return restored

@@ -178,6 +178,22 @@ def test_only_an_mtime_cmake_cut_to_the_second_is_restored(tmp_path):
     assert untouched.stat().st_mtime_ns == OLD + 5  # its source is missing; and its mtime is not a cut one
 
 
+def test_an_mtime_that_cannot_be_set_is_named_and_the_install_goes_on(tmp_path, monkeypatch, capfd):
+    source, installed = tmp_path / "lib.so", tmp_path / "prefix" / "lib.so"
+    installed.parent.mkdir()
+    for path in (source, installed):
+        path.write_bytes(b"x")
+    os.utime(source, ns=(OLD, OLD + 1))
+    os.utime(installed, ns=(OLD, OLD))
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "utime", refuse)
+    assert restore_subsecond_mtimes({"rule": [str(installed)]}, {"rule": [str(source)]}) == []
+    assert f"could not give {installed} its build copy's mtime" in capfd.readouterr().err.replace("\n", " ")
+
+
 def test_a_same_size_edit_with_its_mtime_put_back_is_installed(project):
     run(project)
     header = project / "include" / "tree" / "b.h"

@@ -16,6 +16,8 @@ import os
 import stat
 from collections.abc import Iterable, Mapping
 
+from buildkit._util import console
+
 _SECOND_NS = 1_000_000_000
 
 
@@ -39,6 +41,12 @@ def restore_subsecond_mtimes(installed: Mapping[str, list[str]], sources: Mappin
                 continue
             cut = source.st_mtime_ns // _SECOND_NS * _SECOND_NS
             if stat.S_ISREG(written.st_mode) and written.st_mtime_ns == cut != source.st_mtime_ns:
-                os.utime(path, ns=(written.st_atime_ns, source.st_mtime_ns), follow_symlinks=False)
+                try:
+                    os.utime(path, ns=(written.st_atime_ns, source.st_mtime_ns), follow_symlinks=False)
+                except OSError as exc:  # the file is installed; only its finer mtime is missing
+                    console.warn(f"could not give {path} its build copy's mtime ({exc}); it keeps the one CMake "
+                                 "gave it, cut to the second, which a tool comparing mtimes may take for the last "
+                                 "install's")
+                    continue
                 restored.append(path)
     return restored

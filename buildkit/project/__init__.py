@@ -148,6 +148,9 @@ class Project:
     def runtime_dependencies(self) -> list[FoundDependency]:
         return linking.runtime_dependencies(self)
 
+    def writes_native_loader(self) -> bool:
+        return linking.writes_native_loader(self)
+
     @cached_property
     def linked_sonames(self) -> set[str]:
         """Read once, after the build."""

@@ -58,6 +58,7 @@ from buildkit.package.contents import native_content
 from buildkit.package.dependencies import link_to_dependencies
 from buildkit.package.licenses import bundle_licenses, license_paths
 from buildkit.package.metadata_dir import add_to_dist_info, installed_metadata_files, list_license_files
+from buildkit.package.split import NATIVE_LOADER
 from buildkit.package.wheel_zip import DEFLATED, STORED, Member, wheel_members, write_wheel
 from buildkit.project import Project
 
@@ -167,7 +168,11 @@ class BdistWheel(_bdist_wheel):
         found = self.project().runtime_dependencies()
         if found and sys.platform.startswith("linux"):
             self._copy_referenced_in()
-            for name in link_to_dependencies(Path(self.bdist_dir), found):
+            # The generated loader, where this wheel ships it (never a library-only wheel's).
+            project = self.project()
+            package = Path(self.bdist_dir, *project.settings.package.split("."))
+            loader = project.writes_native_loader() and (package / NATIVE_LOADER).is_file()
+            for name in link_to_dependencies(Path(self.bdist_dir), found, loader=loader):
                 console.detail(f"rpath into {', '.join(d.distribution for d in found)}: {name}")
 
     def _add_metadata_dir(self, dist_info: Path) -> None:

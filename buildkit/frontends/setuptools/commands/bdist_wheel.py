@@ -165,11 +165,11 @@ class BdistWheel(_bdist_wheel):
     def _link_library_dependencies(self) -> None:
         """An rpath from each binary to the library dependencies it needs, on the wheel's copy
         (the develop install keeps finding them through the generated loader)."""
-        found = self.project().runtime_dependencies()
+        project = self.project()
+        found = project.runtime_dependencies()
         if found and sys.platform.startswith("linux"):
             self._copy_referenced_in()
             # The generated loader, where this wheel ships it (never a library-only wheel's).
-            project = self.project()
             package = Path(self.bdist_dir, *project.settings.package.split("."))
             loader = project.writes_native_loader() and (package / NATIVE_LOADER).is_file()
             for name in link_to_dependencies(Path(self.bdist_dir), found, loader=loader):

@@ -92,9 +92,9 @@ def build_folder(project: Path) -> Path:
 
 def installed(project: Path) -> dict[str, str]:
     """The package tree's files CMake installed, by path below the package: their content for
-    the configured files, their mtime and ctime for the libraries.  The ctime too: CMake gives
-    an installed file its build copy's mtime in whole seconds, so a relink within the second
-    of the last one installs a library whose mtime reads the same (this test failed so in CI)."""
+    the configured files, their mtime and ctime for the libraries.  The ctime too: the
+    mtime is the install's own time (builder/install/times.py), and ctime catches a library
+    installed twice within the clock's tick."""
     package = project / "build_types"
     return {path.relative_to(package).as_posix(): (path.read_text() if path.suffix == ".txt"
                                                     else f"{path.stat().st_mtime_ns} {path.stat().st_ctime_ns}")

@@ -17,7 +17,7 @@ from buildkit.builder.driver import CMakeDriver
 from buildkit.builder.install import summary as install_summary
 from buildkit.builder.install import tree as install_tree
 from buildkit.builder.install.script import read_units
-from buildkit.builder.install.times import restore_subsecond_mtimes
+from buildkit.builder.install.times import redate_second_cut_installs
 from buildkit.builder.toolchain import tools as toolchain
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
@@ -142,67 +142,69 @@ def test_edits_within_the_same_second_are_all_installed(project):
 
 
 def test_a_relinked_library_installed_within_the_second_gets_a_new_mtime(project):
-    """CMake installs a file with its build copy's mtime cut to whole seconds; the install step
-    gives it the build copy's own, so relinks within one second read as changes to whatever
-    compares mtimes (a downstream build linking it), as content and inode time do."""
+    """CMake's rpath rewrite of an installed library puts back the times it read, cut to whole
+    seconds; the install step dates the library when it was installed, to the nanosecond, so
+    relinks within one second read as changes to whatever compares mtimes (a downstream build
+    linking it), as content and inode time do."""
     run(project)
     built, installed = build_folder(project) / "libtree.so", project / "treeproj" / "lib" / "libtree.so"
-    assert installed.stat().st_mtime_ns == built.stat().st_mtime_ns
-    stamps = {installed.stat().st_mtime_ns}
+    stamps = [installed.stat().st_mtime_ns]
     for round_ in range(4):  # well within a second each, on any machine that builds this quickly
         (project / "src" / "a.cpp").write_text(f"int tree_a() {{ return {round_ + 10}; }}\n")
         assert run(project).installed
-        assert installed.stat().st_mtime_ns == built.stat().st_mtime_ns
-        stamps.add(installed.stat().st_mtime_ns)
-    assert len(stamps) == 5
+        assert installed.read_bytes() != b"" and installed.stat().st_mtime_ns > built.stat().st_mtime_ns
+        stamps.append(installed.stat().st_mtime_ns)
+    assert stamps == sorted(set(stamps)), stamps  # five installs, five dates, each later
+    assert all(stamp % 10**9 for stamp in stamps)
 
 
-def test_only_an_mtime_cmake_cut_to_the_second_is_restored(tmp_path):
-    source, other = tmp_path / "build" / "lib.so", tmp_path / "build2" / "lib.so"
-    for path in (source, other):
-        path.parent.mkdir()
+def test_only_an_mtime_cmake_cut_from_the_install_time_is_redated(tmp_path):
+    prefix = tmp_path / "prefix"
+    prefix.mkdir()
+    cut, fine, epoch, link = (prefix / name for name in ("cut.so", "fine.so", "epoch.so", "link.so"))
+    for path in (cut, fine, epoch):
         path.write_bytes(b"x")
-    os.utime(source, ns=(OLD, OLD + 123_456_789))
-    cut, untouched, shared, link = (tmp_path / "prefix" / name for name in ("lib.so", "own.so", "twice.so", "link.so"))
-    cut.parent.mkdir()
-    for path in (cut, untouched, shared):
-        path.write_bytes(b"x")
-    os.utime(cut, ns=(OLD, OLD))  # CMake's copy: the source's second
-    os.utime(untouched, ns=(OLD, OLD + 5))  # not a cut mtime: someone else's
+    started = time.time_ns()
+    now_second = started // 10**9 * 10**9
+    os.utime(cut, ns=(now_second, now_second))  # CMake's utime() after the rpath rewrite
+    fine_ns = fine.stat().st_mtime_ns  # written now, not cut: left alone
+    os.utime(epoch, ns=(OLD, OLD))  # a rule dating its files to SOURCE_DATE_EPOCH: left alone
     link.symlink_to(cut.name)
-    restored = restore_subsecond_mtimes(
-        {"rule": [str(cut), str(untouched), str(link)], "two": [str(shared)]},
-        {"rule": [str(source), str(tmp_path / "build" / "own.so")],
-         "two": [str(source.parent / "twice.so"), str(other.parent / "twice.so")]})
-    assert restored == [str(cut)] and cut.stat().st_mtime_ns == OLD + 123_456_789
-    assert untouched.stat().st_mtime_ns == OLD + 5  # its source is missing; and its mtime is not a cut one
+    redated = redate_second_cut_installs([str(cut), str(fine), str(epoch), str(link), str(prefix / "gone")],
+                                         started)
+    assert redated == [str(cut)]
+    assert cut.stat().st_mtime_ns > now_second  # its ctime: when CMake last changed it
+    assert fine.stat().st_mtime_ns == fine_ns and epoch.stat().st_mtime_ns == OLD
 
 
 def test_an_mtime_that_cannot_be_set_is_named_and_the_install_goes_on(tmp_path, monkeypatch, capfd):
-    source, installed = tmp_path / "lib.so", tmp_path / "prefix" / "lib.so"
+    installed = tmp_path / "prefix" / "lib.so"
     installed.parent.mkdir()
-    for path in (source, installed):
-        path.write_bytes(b"x")
-    os.utime(source, ns=(OLD, OLD + 1))
-    os.utime(installed, ns=(OLD, OLD))
+    installed.write_bytes(b"x")
+    started = time.time_ns()
+    os.utime(installed, ns=(started // 10**9 * 10**9,) * 2)
 
     def refuse(*args, **kwargs):
         raise PermissionError(1, "Operation not permitted")
 
     monkeypatch.setattr(os, "utime", refuse)
-    assert restore_subsecond_mtimes({"rule": [str(installed)]}, {"rule": [str(source)]}) == []
-    assert f"could not give {installed} its build copy's mtime" in capfd.readouterr().err.replace("\n", " ")
+    assert redate_second_cut_installs([str(installed)], started) == []
+    assert f"could not date {installed} to the nanosecond" in capfd.readouterr().err.replace("\n", " ")
 
 
 def test_a_same_size_edit_with_its_mtime_put_back_is_installed(project):
     run(project)
     header = project / "include" / "tree" / "b.h"
+    installed = project / "treeproj" / "include" / "tree" / "b.h"
+    before = installed.stat().st_mtime_ns
     info = header.stat()
     header.write_text("int tree_B();\n")
     os.utime(header, ns=(info.st_atime_ns, info.st_mtime_ns))
     assert header.stat().st_mtime_ns == OLD and header.stat().st_size == info.st_size
     assert run(project).installed
-    assert (project / "treeproj" / "include" / "tree" / "b.h").read_text() == "int tree_B();\n"
+    # The copy is dated when it was made, never like its source: a staging that compares size
+    # and mtime (a library wheel's) sees the new content.
+    assert installed.read_text() == "int tree_B();\n" and installed.stat().st_mtime_ns > before
 
 
 @pytest.mark.parametrize("verbose", ["0", "1"])

@@ -57,7 +57,7 @@ from buildkit.builder.install.script import (
     read_partial_output,
     read_units,
 )
-from buildkit.builder.install.times import restore_subsecond_mtimes
+from buildkit.builder.install.times import redate_second_cut_installs
 
 TYPE_CHECKING = False  # typing costs ~8 ms to import (measured)
 if TYPE_CHECKING:
@@ -149,11 +149,12 @@ class PackageTreeInstall:
         install_summary.forget(str(self.summary_path))
         self.pending.parent.mkdir(parents=True, exist_ok=True)
         self.pending.touch()
+        cmake_started_ns = time.time_ns()
         result = self._run(scripts, plan) if plan.runs else None
         outputs = read_partial_output(self.output_path) if result is not None else {}
-        check_written([path for paths in outputs.values() for path in paths], self.install_root, self.build_dir)
-        restore_subsecond_mtimes(outputs, {key: [*plan.inputs.get(key, ()), *plan.scans.get(key, ())]
-                                           for key in outputs})
+        written = [path for paths in outputs.values() for path in paths]
+        check_written(written, self.install_root, self.build_dir)
+        redate_second_cut_installs(written, cmake_started_ns)
         new = self._new_record(active, record, plan, outputs)
         copied = self._copy_changed(active, plan, record, outputs, new)
         # Before the manifests are rewritten: they say which files buildkit may remove.
@@ -380,11 +381,13 @@ class PackageTreeInstall:
         self.record_path.unlink(missing_ok=True)
         command = [str(self.cmake), "--install", str(self.build_dir), "--config", self.build_type,
                    "--prefix", str(self.install_prefix)]
+        cmake_started_ns = time.time_ns()
         result = run_step("install", command, build_dir=self.build_dir, verbose=self.verbose,
                           env={**os.environ, "CMAKE_INSTALL_ALWAYS": "1"})
         written = set(self.manifests.names(self.build_dir / INSTALL_MANIFEST))
         # On a refusal the pending marker stays: the next run installs again.
         check_written(written, self.install_root, self.build_dir)
+        redate_second_cut_installs(sorted(written), cmake_started_ns)
         module_shadows.remove_shadowing_modules(sorted(written), self.build_dir)
         self.outputs_changed = self.manifest() != written
         self.prune_stale(self.manifest() - written)

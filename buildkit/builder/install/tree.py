@@ -4,7 +4,9 @@ buildkit does itself (:mod:`buildkit.builder.install.step`).
 A tree rule is an ``install(FILES|DIRECTORY)`` of plain source paths.  Its sources are
 scanned with one ``lstat`` each, its installed files are mapped back to their sources by
 the rule's roots, and a changed file is copied through a temporary file renamed into
-place, keeping the installed copy's mode and dated like its source, as CMake does.
+place, keeping the installed copy's mode and dated when it was copied, like what CMake
+installs under ``CMAKE_INSTALL_ALWAYS`` (:mod:`buildkit.builder.install.times` says why
+never like its source).
 """
 
 from __future__ import annotations
@@ -120,8 +122,8 @@ def members_of(unit: InstallUnit, installed: list[str], prefix: Path,
 
 def copy_file(source: str, installed: str) -> Fingerprint:
     """Copy ``source`` over ``installed`` through a temp file renamed into place, keeping the
-    installed copy's mode and dating it like its source (as CMake does); the source's
-    fingerprint read before the copy, so an edit during it shows next time."""
+    installed copy's mode, dated by the copy; the source's fingerprint read before the copy,
+    so an edit during it shows next time."""
     before = fingerprint(source)
     if before is None:  # the copy below would fail the same way (a source that is gone)
         raise FileNotFoundError(f"install source missing: {source}")
@@ -133,8 +135,6 @@ def copy_file(source: str, installed: str) -> Fingerprint:
     try:
         shutil.copyfile(source, temporary)
         os.chmod(temporary, mode)
-        info = os.stat(source)
-        os.utime(temporary, ns=(info.st_atime_ns, info.st_mtime_ns))
         os.replace(temporary, installed)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

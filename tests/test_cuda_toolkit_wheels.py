@@ -15,6 +15,9 @@ shows where each came from.
 * ``buildkit develop`` with ``cuda-toolkit = "wheel"`` in a venv that holds the wheels: the
   module in the source tree loads on its own (its RUNPATH leads into the venv's wheels), then
   the no-op.
+* ``pip install -e .``, isolated, of tests/packages/cuda_runtime_only (the runtime alone, no
+  generated loader): no RUNPATH into the throw-away environment, and the editable wheel's
+  hook preloads libcudart from the venv's runtime wheel.
 """
 
 from __future__ import annotations
@@ -139,6 +142,37 @@ def test_a_develop_build_with_cuda_toolkit_wheel_and_its_no_op(wheelhouse: Path,
     probe(python, {**env, "PYTHONPATH": str(project)}, lib)
     again = output(buildkit, env, project)
     assert "up to date" in again and "configuring" not in again, again
+
+
+@needs_bubblewrap
+def test_an_isolated_editable_install_preloads_the_runtime_from_its_wheel(wheelhouse: Path, test_package,
+                                                                          tmp_path: Path):
+    """``pip install -e .`` of a project that links only NVIDIA's runtime (no library dependency,
+    so no generated loader), isolated, with the toolchain wheels: the module in the source tree
+    names no folder of the build's throw-away environment in its RUNPATH (before, it named two
+    under /tmp/pip-build-env-*, gone after the build), the build says which it left out, and
+    the module imports with libcudart from the venv's runtime wheel, which the editable wheel's
+    hook preloads at the first import."""
+    project = test_package("cuda_runtime_only")
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    env = without_system_cuda_env(python, wheelhouse)
+    said = " ".join(output([sys.executable, "-m", "pip", "--python", python, "install", "-v", "-e", project],
+                           env).split())
+    assert re.search(r"the editable install's binaries get no RUNPATH into /\S*pip-build-env-\S*/nvidia/cu13/lib",
+                     said), said
+    assert "the editable install of cuda-runtime-only preloads NVIDIA's libraries" in said, said
+    elf = read_elf_file(next(project.glob("cuda_runtime_only/_core.*.so")))
+    assert elf is not None and "libcudart.so.13" in elf.needed, elf
+    assert [entry for entry in (*elf.runpath, *elf.rpath) if entry] == ["$ORIGIN"], elf
+    site = site_packages(python)
+    assert (site / "_buildkit_preload_cuda_runtime_only.pth").is_file()
+    assert "Requires-Dist: nvidia-cuda-runtime==13.*" in next(site.glob("cuda_runtime_only-*.dist-info")).joinpath(
+        "METADATA").read_text()
+    probe = ("import cuda_runtime_only as m; print(m.runtime_version()); "
+             "print(next(line.split()[-1] for line in open('/proc/self/maps') if 'libcudart' in line))")
+    version, cudart = run(without_system_cuda([python, "-c", probe]), env=env, cwd=tmp_path).stdout.split()
+    assert int(version) >= 13000
+    assert Path(cudart).resolve() == (site / "nvidia" / "cu13" / "lib" / "libcudart.so.13").resolve()
 
 
 @pytest.mark.torch  # nvidia-cublas is 440 MB (610 MB installed): on demand only, as docs/ci.md says

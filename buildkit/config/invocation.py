@@ -28,6 +28,10 @@ class Invocation:
     staged: bool = False
     # An sdist: a release artifact, so no development label (+git<sha>) in its version.
     for_sdist: bool = False
+    # An editable wheel (PEP 660, setuptools' ``editable_wheel``): built in place, and installed
+    # by the front end into an environment the build may not run in (an isolated build's is
+    # thrown away after it).
+    editable_wheel: bool = False
 
 
 # What a program that loads a project only to ask it questions (a tool, a test) stands for:

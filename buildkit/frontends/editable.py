@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 MARKER = "buildkit_editable.json"
 INSTALLER = "buildkit"
 REBUILD_HOOK = "_buildkit_rebuild_{normalized}"  # the hook's module; its .pth file has the same name
+PRELOAD_HOOK = "_buildkit_preload_{normalized}"  # the same for the preload of NVIDIA's libraries
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,18 @@ def rebuild_hook_files(spec: EditableSpec) -> dict[str, str]:
                                ("@VERBOSE@", spec.rebuild.verbose), ("@SWITCH@", EDITABLE_REBUILD_VARIABLE),
                                ("@OFF_WORDS@", FALSE_WORDS)):
         text = text.replace(placeholder, repr(value))
+    return {f"{module}.py": text, f"{module}.pth": f"import {module}; {module}.install()\n"}
+
+
+def preload_hook_files(spec: EditableSpec, loader: str) -> dict[str, str]:
+    """The files (name in site-packages -> text) of an editable wheel's hook that runs the
+    generated loader's code (``loader``: :func:`buildkit.package.split.native_loader_text`)
+    before the project is first imported: none without a ``loader``."""
+    if not loader:
+        return {}
+    module = PRELOAD_HOOK.format(normalized=spec.normalized)
+    hook = (templates_dir() / "editable_preload.py.in").read_text(encoding="utf-8")
+    text = loader + hook.replace("@TOP_LEVEL@", repr(sorted(spec.top_level)))
     return {f"{module}.py": text, f"{module}.pth": f"import {module}; {module}.install()\n"}
 
 

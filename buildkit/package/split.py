@@ -63,14 +63,22 @@ def write_native_loader(package_dir: Path, *, package: str, library_distribution
     :func:`buildkit.package.dependencies.loader_table`)."""
     if not preload and not dependencies:
         return withdraw_native_loader(package_dir)
+    text = native_loader_text(package=package, library_distribution=library_distribution, version=version,
+                              preload=preload, dependencies=dependencies)
+    return write_generated_file(package_dir / NATIVE_LOADER, text, elsewhere=NATIVE_LOADER_ELSEWHERE)
+
+
+def native_loader_text(*, package: str, library_distribution: str, version: str, preload: Sequence[str],
+                       dependencies: Sequence[Mapping[str, Any]]) -> str:
+    """The generated loader's source: ``_native.py``, and the code of an editable install's
+    preload hook (:func:`buildkit.frontends.editable.preload_hook_files`)."""
     template = Template((templates_dir() / "native_loader.py.in").read_text(encoding="utf-8"))
-    text = template.substitute(
+    return template.substitute(
         package=package, library_distribution=library_distribution,
         package_repr=repr(package), library_distribution_repr=repr(library_distribution),
         library_package_repr=repr(library_package(library_distribution)), version_repr=repr(version),
         preload_repr=repr(list(preload)), dependencies_repr=pformat(list(dependencies), width=100),
         library_dependencies=", ".join(d["distribution"] for d in dependencies) or "none")
-    return write_generated_file(package_dir / NATIVE_LOADER, text, elsewhere=NATIVE_LOADER_ELSEWHERE)
 
 
 def withdraw_native_loader(package_dir: Path) -> bool:

@@ -72,13 +72,16 @@ class Project:
         """Read settings and options for ``invocation``, which also says where the build goes
         and whether it makes an sdist; a bad value or a mode conflict raises before any work."""
         configuration = Configuration.load(root, environ, invocation.config_settings)
-        return cls.of(configuration, staged=invocation.staged, for_sdist=invocation.for_sdist)
+        return cls.of(configuration, staged=invocation.staged, for_sdist=invocation.for_sdist,
+                      editable_wheel=invocation.editable_wheel)
 
     @classmethod
-    def of(cls, configuration: Configuration, *, staged: bool = False, for_sdist: bool = False) -> Project:
+    def of(cls, configuration: Configuration, *, staged: bool = False, for_sdist: bool = False,
+           editable_wheel: bool = False) -> Project:
         """The project of a configuration already read: built in place unless ``staged``."""
         plan = WheelPlan.plan(configuration, for_sdist=for_sdist)
-        return cls(configuration, plan, BuildTarget.choose(configuration.settings, plan, staged=staged))
+        return cls(configuration, plan, BuildTarget.choose(configuration.settings, plan, staged=staged,
+                                                           editable_wheel=editable_wheel))
 
     # The configuration's and the plan's most asked-for answers.
     @property
@@ -150,6 +153,9 @@ class Project:
 
     def writes_native_loader(self) -> bool:
         return linking.writes_native_loader(self)
+
+    def editable_preload_loader(self) -> str:
+        return linking.editable_preload_loader(self)
 
     @cached_property
     def linked_sonames(self) -> set[str]:

@@ -105,7 +105,11 @@ def develop_rpath_defines(project: ProjectView) -> dict[str, str]:
     where this build found them (the runtime's, when the toolkit comes from the wheels; each
     NVIDIA library dependency's).  A wheel reaches them through the rpath its packaging sets,
     relative to site-packages; a develop build's binaries lie in the source tree, so without
-    this one linking the shared CUDA runtime would not load from the wheels alone.  A ``-D
+    this one linking the shared CUDA runtime would not load from the wheels alone.  An editable
+    wheel's binaries name none of them: the environment the build found them in may be an
+    isolated build's, gone once the wheel is built (a RUNPATH into a removed folder under /tmp,
+    which anyone could create again), and the wheel's import hook preloads them from where they
+    are installed (:func:`buildkit.project.linking.editable_preload_table`).  A ``-D
     CMAKE_INSTALL_RPATH`` of the user's wins, as does the project's own ``set()``."""
     origin = DEFAULT_INSTALL_RPATH.get(sys.platform)
     named = {name for name, _ in project.options.cmake_defines}
@@ -116,6 +120,12 @@ def develop_rpath_defines(project: ProjectView) -> dict[str, str]:
         folders.append(str(choice.toolkit.root / "lib"))
     folders += [str(Path(d.site_dir, lib_dir)) for d in project.library_dependencies
                 if cuda_major(d.lib_dirs) is not None for lib_dir in d.lib_dirs]
+    if folders and project.target.editable_wheel:
+        console.info(f"the editable install's binaries get no RUNPATH into {', '.join(dict.fromkeys(folders))}, "
+                     "where this build found NVIDIA's libraries (an isolated build's environment is removed after "
+                     "it): the editable install preloads them from where their wheels are installed, at the first "
+                     f"import of {project.settings.package}")
+        return {}
     return {"CMAKE_INSTALL_RPATH": ";".join(dict.fromkeys([origin, *folders]))} if folders else {}
 
 

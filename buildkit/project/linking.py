@@ -18,7 +18,14 @@ from buildkit.package.dependencies import (
     pinned_requirements,
 )
 from buildkit.package.dependencies import record as record_dependencies
-from buildkit.package.split import python_only_dependency, python_only_hint, withdraw_native_loader, write_native_loader
+from buildkit.package.nvidia_libraries import cuda_major
+from buildkit.package.split import (
+    native_loader_text,
+    python_only_dependency,
+    python_only_hint,
+    withdraw_native_loader,
+    write_native_loader,
+)
 from buildkit.package.version import write_version_file
 from buildkit.project.view import ProjectView
 
@@ -89,6 +96,24 @@ def writes_native_loader(project: ProjectView) -> bool:
     settings = project.settings
     linked = any(project.library_decision.holds.values())
     return bool(settings.preload_libraries or linked) and not settings.generated_source
+
+
+def editable_preload_loader(project: ProjectView) -> str:
+    """The generated loader's code for an editable wheel's import hook to run before the project
+    is first imported: it preloads NVIDIA's CUDA runtime and library wheels the build links,
+    whose folders its binaries' RUNPATH does not name
+    (:func:`buildkit.project.cmake_inputs.develop_rpath_defines`).  Empty for any other build,
+    and in a buildkit.torch project (torch loads them)."""
+    if not project.target.editable_wheel or project.settings.generated_source:
+        return ""
+    found = [dep for dep in runtime_dependencies(project)
+             if dep.search == "cuda" or (dep.site_dir and cuda_major(dep.lib_dirs) is not None)]
+    if not found:
+        return ""
+    settings = project.settings
+    return native_loader_text(package=settings.package, library_distribution=settings.library_distribution,
+                              version=project.version, preload=[],
+                              dependencies=loader_table(found, needed_libraries(project.linked_sonames, found)))
 
 
 def write_generated_files(project: ProjectView) -> bool:

@@ -100,6 +100,9 @@ class BuildTarget:
     folder, packaged from there so that the source tree stays as it was."""
 
     staged: bool
+    # In place for an editable wheel (PEP 660), which the front end installs into an environment
+    # the build may not run in: its binaries name no folder of the build's environment.
+    editable_wheel: bool
     # Where the built package tree is: the project, or the staging tree.
     tree_root: Path
     # Where this build's CMake install goes: the package's folder under the tree root, or the
@@ -120,12 +123,14 @@ class BuildTarget:
     package_root: Path
 
     @classmethod
-    def choose(cls, settings: ProjectSettings, plan: WheelPlan, *, staged: bool) -> BuildTarget:
+    def choose(cls, settings: ProjectSettings, plan: WheelPlan, *, staged: bool,
+               editable_wheel: bool = False) -> BuildTarget:
         layout = settings.layout
         package_folder = layout.folder_of(settings.package)
         root_folder = Path(layout.package_root if plan.wheel_root_install else package_folder)
         prefix_folder = root_folder / settings.install_dir if plan.wheel_root_install else root_folder
         tree_root = staging_root(settings.build_dir) if staged else settings.root
-        return cls(staged, tree_root, install_prefix=tree_root / prefix_folder, install_root=tree_root / root_folder,
-                   configured_prefix=settings.root / prefix_folder, configured_root=settings.root / root_folder,
+        return cls(staged, editable_wheel, tree_root, install_prefix=tree_root / prefix_folder,
+                   install_root=tree_root / root_folder, configured_prefix=settings.root / prefix_folder,
+                   configured_root=settings.root / root_folder,
                    package_dir=tree_root / package_folder, package_root=tree_root / layout.package_root)

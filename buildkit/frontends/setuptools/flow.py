@@ -69,7 +69,7 @@ def setup_py_invocation(arguments: Sequence[str], config_settings: Mapping[str, 
     command = tuple(arguments)
     builds = needs_build(command)
     return Invocation(command, config_settings, builds=builds, staged=builds_a_wheel(command),
-                      for_sdist="sdist" in command and not builds)
+                      for_sdist="sdist" in command and not builds, editable_wheel="editable_wheel" in command)
 
 
 def _say_dropped_git_label(project: Project) -> None:

@@ -1,8 +1,11 @@
-"""``editable_wheel`` (``pip install -e .``) that carries the rebuild-on-import hook.
+"""``editable_wheel`` (``pip install -e .``) that carries buildkit's import hooks.
 
-With ``editable-rebuild`` on, the editable wheel gets the hook's module and ``.pth`` file
-at its root, beside setuptools' own finder (:func:`buildkit.frontends.editable.rebuild_hook_files`);
-without it, and in every other wheel, nothing changes.  setuptools writes what its build
+With ``editable-rebuild`` on, the editable wheel gets the rebuild hook's module and ``.pth``
+file at its root, beside setuptools' own finder (:func:`buildkit.frontends.editable.rebuild_hook_files`).
+A build that links NVIDIA's CUDA runtime or library wheels gets the hook that preloads them
+before the first import (:func:`buildkit.frontends.editable.preload_hook_files`), as its
+binaries name no folder of the build's environment.  Every other wheel is left as setuptools
+makes it.  setuptools writes what its build
 steps put into the unpacked wheel's folder into the wheel; the hook goes there once they are done.
 """
 
@@ -45,6 +48,13 @@ class EditableWheel(_editable_wheel):
                 f"which has no {BUILD_STEP} step (setuptools 64 to 84 have it).",
                 "Install a setuptools that has it, or turn editable-rebuild off and rebuild with `buildkit build`.")
         super().run()
+        if not hasattr(_editable_wheel, BUILD_STEP) and project_of(self.distribution).editable_preload_loader():
+            raise BuildkitError(
+                f"the editable install of {self.distribution.get_name()} needs its hook that preloads NVIDIA's "
+                f"libraries (its binaries name no folder of the build's environment), but setuptools "
+                f"{setuptools.__version__} has no {BUILD_STEP} step to add it to the editable wheel (setuptools 64 "
+                "to 84 have it).",
+                "Install a setuptools that has it, or build in place with `buildkit develop`.")
 
     def _run_build_commands(self, dist_name: str, unpacked_wheel: StrPath, build_lib: StrPath,
                             tmp_dir: StrPath) -> tuple[list[str], dict[str, str]]:
@@ -58,6 +68,14 @@ class EditableWheel(_editable_wheel):
                 (Path(unpacked_wheel) / name).write_text(text, encoding="utf-8")
             console.info(f"the editable install of {spec.name} rebuilds what changed when imported (editable-rebuild)")
             _say_unused_config_settings(project)
+        loader = project.editable_preload_loader()
+        if loader:
+            spec = editable.spec_from_distribution(self.distribution, project.root)
+            for name, text in editable.preload_hook_files(spec, loader).items():
+                (Path(unpacked_wheel) / name).write_text(text, encoding="utf-8")
+            console.info(f"the editable install of {spec.name} preloads NVIDIA's libraries it links at its first "
+                         "import, from where their wheels are installed (its binaries name no folder of the "
+                         "build's environment)")
         return built
 
 

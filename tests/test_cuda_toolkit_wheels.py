@@ -166,6 +166,10 @@ def test_an_isolated_editable_install_preloads_the_runtime_from_its_wheel(wheelh
     assert [entry for entry in (*elf.runpath, *elf.rpath) if entry] == ["$ORIGIN"], elf
     site = site_packages(python)
     assert (site / "_buildkit_preload_cuda_runtime_only.pth").is_file()
+    # Every Python of the venv starts the hook, which imports the loader (ctypes,
+    # importlib.metadata: ~50 ms) only when the project is imported.
+    started = "import sys; print(sorted(m for m in sys.modules if m.startswith('_buildkit_preload')))"
+    assert run([python, "-c", started], env=env, cwd=tmp_path).stdout.strip() == "['_buildkit_preload_cuda_runtime_only']"
     assert "Requires-Dist: nvidia-cuda-runtime==13.*" in next(site.glob("cuda_runtime_only-*.dist-info")).joinpath(
         "METADATA").read_text()
     probe = ("import cuda_runtime_only as m; print(m.runtime_version()); "

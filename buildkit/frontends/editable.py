@@ -195,13 +195,18 @@ def rebuild_hook_files(spec: EditableSpec) -> dict[str, str]:
 def preload_hook_files(spec: EditableSpec, loader: str) -> dict[str, str]:
     """The files (name in site-packages -> text) of an editable wheel's hook that runs the
     generated loader's code (``loader``: :func:`buildkit.package.split.native_loader_text`)
-    before the project is first imported: none without a ``loader``."""
+    before the project is first imported: none without a ``loader``.  The ``.pth`` file
+    imports only the lean finder; the loader (ctypes, importlib.metadata: ~50 ms) is imported
+    at the project's first import, never at every Python's start."""
     if not loader:
         return {}
     module = PRELOAD_HOOK.format(normalized=spec.normalized)
-    hook = (templates_dir() / "editable_preload.py.in").read_text(encoding="utf-8")
-    text = loader + hook.replace("@TOP_LEVEL@", repr(sorted(spec.top_level)))
-    return {f"{module}.py": text, f"{module}.pth": f"import {module}; {module}.install()\n"}
+    text = (templates_dir() / "editable_preload.py.in").read_text(encoding="utf-8")
+    for placeholder, value in (("@NAME@", spec.name), ("@TOP_LEVEL@", sorted(spec.top_level)),
+                               ("@LOADER@", f"{module}_loader")):
+        text = text.replace(placeholder, repr(value))
+    return {f"{module}.py": text, f"{module}_loader.py": loader,
+            f"{module}.pth": f"import {module}; {module}.install()\n"}
 
 
 def _remove_existing(info: Path, name: str, site: Path) -> None:

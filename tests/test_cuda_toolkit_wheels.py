@@ -15,7 +15,7 @@ shows where each came from.
 * ``buildkit develop`` with ``cuda-toolkit = "wheel"`` in a venv that holds the wheels: the
   module in the source tree loads on its own (its RUNPATH leads into the venv's wheels), then
   the no-op.
-* ``pip install -e .``, isolated, of tests/packages/cuda_runtime_only (the runtime alone, no
+* ``pip install -e .`` and ``uv pip install -e .``, isolated, of tests/packages/cuda_runtime_only (the runtime alone, no
   generated loader): no RUNPATH into the throw-away environment, and the editable wheel's
   hook preloads libcudart from the venv's runtime wheel.
 """
@@ -145,20 +145,24 @@ def test_a_develop_build_with_cuda_toolkit_wheel_and_its_no_op(wheelhouse: Path,
 
 
 @needs_bubblewrap
+@pytest.mark.parametrize("front_end", ["pip", "uv"])
 def test_an_isolated_editable_install_preloads_the_runtime_from_its_wheel(wheelhouse: Path, test_package,
-                                                                          tmp_path: Path):
-    """``pip install -e .`` of a project that links only NVIDIA's runtime (no library dependency,
-    so no generated loader), isolated, with the toolchain wheels: the module in the source tree
-    names no folder of the build's throw-away environment in its RUNPATH (before, it named two
-    under /tmp/pip-build-env-*, gone after the build), the build says which it left out, and
-    the module imports with libcudart from the venv's runtime wheel, which the editable wheel's
-    hook preloads at the first import."""
+                                                                          tmp_path: Path, front_end: str):
+    """``pip install -e .`` and ``uv pip install -e .`` of a project that links only NVIDIA's
+    runtime (no library dependency, so no generated loader), isolated, with the toolchain
+    wheels: the module in the source tree names no folder of the build's throw-away
+    environment in its RUNPATH (before, it named pip's two under /tmp/pip-build-env-*, or uv's
+    under its cache, gone after the build), the build says which it left out, and the module
+    imports with libcudart from the venv's runtime wheel, which the editable wheel's hook
+    preloads at the first import."""
     project = test_package("cuda_runtime_only")
     python = make_venv(tmp_path / "venv", with_pip=False)
-    env = without_system_cuda_env(python, wheelhouse)
-    said = " ".join(output([sys.executable, "-m", "pip", "--python", python, "install", "-v", "-e", project],
-                           env).split())
-    assert re.search(r"the editable install's binaries get no RUNPATH into /\S*pip-build-env-\S*/nvidia/cu13/lib",
+    env = without_system_cuda_env(python, wheelhouse, UV_CACHE_DIR=str(tmp_path / "uv-cache"))
+    install = ([sys.executable, "-m", "pip", "--python", python, "install", "-v", "-e", project] if front_end == "pip"
+               else [sys.executable, "-m", "uv", "pip", "install", "-v", "--python", python, "--no-index",
+                     "--find-links", wheelhouse, "--find-links", cuda_toolchain_wheels(), "-e", project])
+    said = " ".join(output(install, env).split())
+    assert re.search(r"the editable install's binaries get no RUNPATH into /\S+/site-packages/nvidia/cu13/lib",
                      said), said
     assert "the editable install of cuda-runtime-only preloads NVIDIA's libraries" in said, said
     elf = read_elf_file(next(project.glob("cuda_runtime_only/_core.*.so")))

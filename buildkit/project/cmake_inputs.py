@@ -121,10 +121,12 @@ def develop_rpath_defines(project: ProjectView) -> dict[str, str]:
     folders += [str(Path(d.site_dir, lib_dir)) for d in project.library_dependencies
                 if cuda_major(d.lib_dirs) is not None for lib_dir in d.lib_dirs]
     if folders and project.target.editable_wheel:
+        loads = ("torch, which the project imports first, loads them" if project.settings.generated_source else
+                 "the editable install preloads them from where their wheels are installed, at the first import "
+                 f"of {project.settings.package}")
         console.info(f"the editable install's binaries get no RUNPATH into {', '.join(dict.fromkeys(folders))}, "
                      "where this build found NVIDIA's libraries (an isolated build's environment is removed after "
-                     "it): the editable install preloads them from where their wheels are installed, at the first "
-                     f"import of {project.settings.package}")
+                     f"it): {loads}")
         return {}
     return {"CMAKE_INSTALL_RPATH": ";".join(dict.fromkeys([origin, *folders]))} if folders else {}
 

@@ -5,8 +5,8 @@ file at its root, beside setuptools' own finder (:func:`buildkit.frontends.edita
 A build that links NVIDIA's CUDA runtime or library wheels gets the hook that preloads them
 before the first import (:func:`buildkit.frontends.editable.preload_hook_files`), as its
 binaries name no folder of the build's environment.  Every other wheel is left as setuptools
-makes it.  setuptools writes what its build
-steps put into the unpacked wheel's folder into the wheel; the hook goes there once they are done.
+makes it.  setuptools writes what its build steps put into the unpacked wheel's folder into
+the wheel; the hooks go there once they are done.
 """
 
 from __future__ import annotations

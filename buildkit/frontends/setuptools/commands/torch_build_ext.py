@@ -109,7 +109,9 @@ class BuildExtension(BuildExt):
             inputs=tuple(sorted({Path(source).parent for ext in extensions for source in _absolute(root, ext)})))
         configuration = Configuration.of_setup_py(root, facts, None,
                                                   caller.invocation.config_settings if caller else {})
-        project = Project.of(configuration, staged=not self.inplace)
+        # setuptools' editable_wheel runs this command in place, for a wheel another environment may install.
+        project = Project.of(configuration, staged=not self.inplace,
+                             editable_wheel="editable_wheel" in (distribution.commands or ()))
         modules = self._modules(project, extensions, root, torch)
         if not self.use_ninja:
             console.info("BuildExtension use_ninja=False: buildkit builds with CMake and Ninja all the same")

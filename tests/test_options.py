@@ -283,17 +283,20 @@ def test_a_hooks_config_settings_reach_the_setup_it_runs_as_the_top_layer():
     assert handoff.current_caller() is None
 
 
-@pytest.mark.parametrize(("arguments", "builds", "staged", "for_sdist"), [
-    (["develop"], True, False, False),
-    (["bdist_wheel"], True, True, False),
-    (["build_ext", "--inplace"], True, False, False),
-    (["sdist"], False, False, True),
-    (["bdist_wheel", "--help"], False, True, False),
-    (["egg_info"], False, False, False),
+@pytest.mark.parametrize(("arguments", "builds", "staged", "for_sdist", "editable_wheel"), [
+    (["develop"], True, False, False, False),
+    (["bdist_wheel"], True, True, False, False),
+    (["build_ext", "--inplace"], True, False, False, False),
+    (["sdist"], False, False, True, False),
+    (["bdist_wheel", "--help"], False, True, False, False),
+    (["egg_info"], False, False, False, False),
+    # setuptools' build_editable hook: in place, for a wheel another environment may install
+    (["editable_wheel", "--dist-info-dir", "/tmp/x"], True, False, False, True),
 ])
-def test_what_a_setup_py_command_line_asks_for(arguments, builds, staged, for_sdist):
+def test_what_a_setup_py_command_line_asks_for(arguments, builds, staged, for_sdist, editable_wheel):
     invocation = setup_py_invocation(arguments, {})
-    assert (invocation.builds, invocation.staged, invocation.for_sdist) == (builds, staged, for_sdist)
+    assert (invocation.builds, invocation.staged, invocation.for_sdist, invocation.editable_wheel) == (
+        builds, staged, for_sdist, editable_wheel)
 
 
 def test_options_are_immutable_and_print_as_a_table():

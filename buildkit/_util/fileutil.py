@@ -94,6 +94,18 @@ class FolderResolver:
         return os.path.join(self.folder(folder), name)
 
 
+def point_symlink(link: str, target: str) -> bool:
+    """Make ``link`` a symbolic link to ``target`` (a path or a relative name), replacing what
+    stands there; whether anything changed."""
+    if os.path.islink(link) and os.readlink(link) == target:
+        return False
+    os.makedirs(os.path.dirname(link), exist_ok=True)
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(target, link)
+    return True
+
+
 def relative_under(path: str, folder: str) -> str | None:
     """``path`` relative to ``folder`` (both resolved strings), posix; None when not below it."""
     prefix = folder.rstrip(os.sep) + os.sep

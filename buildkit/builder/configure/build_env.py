@@ -26,9 +26,8 @@ A CUDA toolkit from NVIDIA's wheels (:mod:`buildkit.builder.toolchain.cuda_toolk
 mirrored the same way, though it is no CMake package: its headers and ``nvcc`` are copied
 (nvcc finds the rest of the toolkit beside the path it was started as, and buildkit and
 CMake record the compiler by its real path), its libraries and its other programs (cicc,
-ptxas, nvlink...: some 250 MB) are linked, and each library that comes with a versioned
-name only (``libcudart.so.13``) gets the development link a link line needs
-(``libcudart.so``), inside the mirror.
+ptxas, nvlink...: some 250 MB) are linked, and what the wheels lack for a link line is
+added inside the mirror (:mod:`.toolkit_mirror`).
 """
 
 from __future__ import annotations
@@ -43,8 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from buildkit._util import console
-from buildkit._util.fileutil import read_json, write_atomic, write_json
+from buildkit._util.fileutil import point_symlink, read_json, write_atomic, write_json
 from buildkit.builder.build_state import BUILD_ENV_MIRROR, BUILD_ENV_RECORD, state_path
+from buildkit.builder.configure import toolkit_mirror
 
 MIRROR_FOLDER = BUILD_ENV_MIRROR
 RECORD_FORMAT = 2
@@ -66,8 +66,6 @@ _NOT_PACKAGES = (".dist-info", ".egg-info", ".data")
 _SKIPPED_DIRS = frozenset({"__pycache__"})
 # A toolkit's programs that are copied, not linked: the compiler CMake is given.
 _COPIED_PROGRAMS = frozenset({"nvcc"})
-# lib/libcudart.so.13 -> lib/libcudart.so: the name `-lcudart` and find_library look for.
-_VERSIONED_LIBRARY = re.compile(r"^((?:.*/)?lib/lib[^/]+\.so)(?:\.\d+)+$")
 
 
 @dataclass(frozen=True)
@@ -295,12 +293,12 @@ def _sync_tree(sources: list[str], target: str, known: dict[str, list[int]],
                 continue
             copy = os.path.join(target, relative)
             if _LIBRARY.search(name):
-                written += _link(origin, copy)
+                written += point_symlink(copy, origin)
                 stats[relative] = []
                 continue
             state = os.stat(origin)
             if toolkit and state.st_mode & 0o111 and name not in _COPIED_PROGRAMS:
-                written += _link(origin, copy)
+                written += point_symlink(copy, origin)
                 stats[relative] = []
                 continue
             key = [state.st_size, state.st_mtime_ns, *_stat(copy)]
@@ -309,22 +307,9 @@ def _sync_tree(sources: list[str], target: str, known: dict[str, list[int]],
                 key = [state.st_size, state.st_mtime_ns, *_stat(copy)]
             stats[relative] = key
     if toolkit:
-        written += _development_links(target, stats)
+        written += toolkit_mirror.finish(target, stats)
     _remove_unlisted(target, stats)
     return stats, written
-
-
-def _development_links(target: str, stats: dict[str, list[int]]) -> int:
-    """``lib/libX.so`` beside each ``lib/libX.so.N`` that has none, in the mirror only: NVIDIA's
-    wheels ship the loader's name alone, and a link line (``-lcudart``) or find_library needs
-    the unversioned one."""
-    written = 0
-    for relative in sorted(stats):
-        match = _VERSIONED_LIBRARY.match(relative.replace(os.sep, "/"))
-        if match and match[1] not in stats:
-            written += _link(os.path.basename(relative), os.path.join(target, match[1]))
-            stats[match[1]] = []
-    return written
 
 
 def _copy_if_changed(origin: str, copy: str, mode: int) -> int:
@@ -337,16 +322,6 @@ def _copy_if_changed(origin: str, copy: str, mode: int) -> int:
     if os.path.islink(copy):
         os.unlink(copy)
     write_atomic(Path(copy), data, mode=mode)
-    return 1
-
-
-def _link(origin: str, copy: str) -> int:
-    if os.path.islink(copy) and os.readlink(copy) == origin:
-        return 0
-    os.makedirs(os.path.dirname(copy), exist_ok=True)
-    if os.path.lexists(copy):
-        os.unlink(copy)
-    os.symlink(origin, copy)
     return 1
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from buildkit._util import console
 from buildkit.builder.configure.cmake_cache import CMakeCache, is_cmake_off, project_uses_cuda
 from buildkit.builder.configure.torch_env import installed_torch, project_uses_torch
+from buildkit.builder.toolchain.cuda_wheel_parts import nvcc_release, whole_release_problem
 from buildkit.builder.toolchain.tools import real_program
 from buildkit.config.modes import CudaToolkit
 from buildkit.config.options import BuildOptions
@@ -61,7 +62,9 @@ class FoundToolkit:
 
     source: CudaToolkit  # WHEEL or SYSTEM
     root: Path
-    version: str | None  # "13.0", from include/cuda.h; None when it has none
+    # "13.0": the compiler's release (nvidia-cuda-nvcc's for the wheels, whose runtime headers
+    # may be another's), else include/cuda.h's; None when neither says
+    version: str | None
     found_by: str  # "site-packages", "CUDACXX", "CUDA_HOME", "CUDA_PATH", "PATH", "/usr/local/cuda"
 
     @property
@@ -157,8 +160,8 @@ def wheel_toolkits(site_dirs: Sequence[str]) -> list[FoundToolkit]:
         for major, prefix in sorted(prefixes, reverse=True):
             root = Path(prefix)
             if major >= FIRST_WHEEL_MAJOR and (root / "bin" / "nvcc").is_file():
-                found.append(FoundToolkit(CudaToolkit.WHEEL, root, toolkit_version(root) or f"{major}",
-                                          f"the build environment's {folder}"))
+                version = nvcc_release(root) or toolkit_version(root) or f"{major}"
+                found.append(FoundToolkit(CudaToolkit.WHEEL, root, version, f"the build environment's {folder}"))
     return found
 
 
@@ -228,7 +231,7 @@ def choose_toolkit(setting: CudaToolkit, options: BuildOptions, site_dirs: Seque
             console.warn(f"{variable} names a CUDA toolkit, but cuda-toolkit = \"wheel\" compiles with NVIDIA's "
                          f"wheels at {matching[0].root}; {variable} is not used (cuda-toolkit = \"auto\" or "
                          f"\"system\" uses it).")
-        return ToolkitChoice(matching[0], f"CUDA toolkit: {matching[0].describe()} (cuda-toolkit = \"wheel\")")
+        return ToolkitChoice(_whole(matching[0]), f"CUDA toolkit: {matching[0].describe()} (cuda-toolkit = \"wheel\")")
     system, named = system_toolkit(options, request), named_toolkit(options, request)
     if system is not None and (named or wanted is None or system.major == wanted):
         # Said only when the wheels were there to choose instead.
@@ -240,9 +243,20 @@ def choose_toolkit(setting: CudaToolkit, options: BuildOptions, site_dirs: Seque
     if matching:
         instead = (f"the system's is CUDA {system.version} ({system.root})" if system is not None
                    else "there is no system toolkit")
-        return ToolkitChoice(matching[0], f"CUDA toolkit: {matching[0].describe()}; cuda-toolkit = \"auto\" takes "
-                                          f"the wheels' because {instead}")
+        return ToolkitChoice(_whole(matching[0]), f"CUDA toolkit: {matching[0].describe()}; cuda-toolkit = \"auto\" "
+                                                  f"takes the wheels' because {instead}")
     return ToolkitChoice(system)
+
+
+def _whole(wheels: FoundToolkit) -> FoundToolkit:
+    """``wheels``, when its prefix holds every part of one release of the compiler; else refused
+    by name before CMake's first compile fails on it (:mod:`.cuda_wheel_parts`)."""
+    problem = whole_release_problem(wheels.root, int(wheels.root.name[2:]))
+    if problem is not None:
+        why, fix = problem
+        raise ToolchainError(why[0].upper() + why[1:], f"{fix}; or set cuda-toolkit = \"system\" "
+                                                       "(BUILDKIT_CUDA_TOOLKIT=system) to use the machine's toolkit.")
+    return wheels
 
 
 def build_requirements(setting: CudaToolkit, options: BuildOptions, request: CudaRequest) -> list[str]:

@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from buildkit.builder.toolchain.cuda_toolkit import toolkit_requirements
 from buildkit_testing.processes import run
@@ -157,21 +159,25 @@ CUDA_LIBRARY_WHEELS = ("nvidia-curand>=10,<11",)
 def cuda_toolchain_wheels(*more: str) -> Path:
     """The folder of NVIDIA's toolchain wheels (nvidia-cuda-nvcc, -nvvm, -crt, -runtime, -cccl),
     of the library wheels the tests link (:data:`CUDA_LIBRARY_WHEELS`) and of the ``more``
-    requirements (downloaded without their dependencies: name those too)."""
+    requirements (downloaded without their dependencies: name those too); a requirement is
+    downloaded unless a wheel there satisfies it (several releases of one wheel may be kept)."""
     requirements = [*toolkit_requirements(None), *CUDA_LIBRARY_WHEELS, *more]
-    wanted = {re.split("[<>=]", r)[0].replace("-", "_") for r in requirements}
-    have = {wheel.name.split("-")[0].lower() for wheel in CUDA_TOOLCHAIN_CACHE.glob("*.whl")}
-    if not wanted <= have:
+    have = [parse_wheel_filename(wheel.name)[:2] for wheel in CUDA_TOOLCHAIN_CACHE.glob("*.whl")]
+    missing = [text for text in requirements if not any(
+        name == canonicalize_name((wanted := Requirement(text)).name) and wanted.specifier.contains(version, True)
+        for name, version in have)]
+    if missing:
         CUDA_TOOLCHAIN_CACHE.mkdir(parents=True, exist_ok=True)
         run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--no-deps", "-d",
-             CUDA_TOOLCHAIN_CACHE, *requirements])
+             CUDA_TOOLCHAIN_CACHE, *missing])
     return CUDA_TOOLCHAIN_CACHE
 
 
 def fake_cuda_toolkit(root: Path, version: int) -> Path:
     """A CUDA toolkit's files as NVIDIA's wheels (``<site>/nvidia/cu13``) or a system installation
     lay them out, for ``CUDA_VERSION`` ``version`` (13050 is 13.5): an nvcc that answers
-    ``--version`` only, ``include/cuda.h``, the runtime with its versioned name only."""
+    ``--version`` only, ``include/cuda.h`` and the headers that say each wheel is there
+    (``crt/host_config.h``, ``cuda_runtime.h``), the runtime with its versioned name only."""
     release = f"{version // 1000}.{version % 1000 // 10}"
     for program, text in (("bin/nvcc", f"echo 'Cuda compilation tools, release {release}, V{release}.1'"),
                           ("bin/ptxas", "exit 1"), ("nvvm/bin/cicc", "exit 1")):
@@ -181,10 +187,21 @@ def fake_cuda_toolkit(root: Path, version: int) -> Path:
     (root / "bin" / "nvcc.profile").write_text("TOP = $(_HERE_)/..\n")
     (root / "include").mkdir(exist_ok=True)
     (root / "include" / "cuda.h").write_text(f"#pragma once\n#define CUDA_VERSION {version}\n")
+    (root / "include" / "cuda_runtime.h").write_text("#pragma once\n")
+    (root / "include" / "crt").mkdir(exist_ok=True)
+    (root / "include" / "crt" / "host_config.h").write_text("#pragma once\n")
     (root / "lib").mkdir(exist_ok=True)
     (root / "lib" / f"libcudart.so.{version // 1000}").write_bytes(b"\x7fELF")
     (root / "lib" / "libcudart_static.a").write_bytes(b"!<arch>\n")
     return root
+
+
+def record_wheels(site: Path, versions: dict[str, str]) -> None:
+    """The dist-info pip writes for each distribution of ``versions`` (name: version) in ``site``."""
+    for name, version in versions.items():
+        info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+        info.mkdir(parents=True, exist_ok=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
 
 
 # distribution, version, its libraries (file name, what it needs): NVIDIA's, as CUDA 13 ships them.

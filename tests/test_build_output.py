@@ -133,6 +133,12 @@ def test_missing_header_hints():
     assert "libgomp" in bo.missing_header_hint("omp.h")
     assert "libopenblas-dev" in bo.missing_header_hint("cblas.h")
     assert "install the package that provides it" in bo.missing_header_hint("foo/bar.h")
+    # NVIDIA's headers name the wheel that carries them (CUDA 13 splits the toolkit into wheels).
+    assert "nvidia-cuda-crt wheel of nvcc's release" in bo.missing_header_hint("crt/host_config.h")
+    assert 'NVIDIA\'s nvidia-cusparse wheel (add { distribution = "nvidia-cusparse" } to library-dependencies' in (
+        bo.missing_header_hint("cusparse.h"))
+    assert "nvidia-cuda-cccl wheel" in bo.missing_header_hint("thrust/device_vector.h")
+    assert "nvidia-cuda-cccl wheel" in bo.missing_header_hint("cuda/std/atomic")
     clang = ["a.cpp:1:10: fatal error: 'omp.h' file not found"]
     assert "libomp-dev" in bo.hint_for(clang, 1, None)
     assert bo.hint_for(GCC, 1, 4) is None

@@ -125,13 +125,30 @@ _KILLED = re.compile(r"\bKilled\b|signal 9\b|SIGKILL")
 _MISSING_HEADER = re.compile(r"fatal error: (?:'(?P<clang>[^']+)' file not found|(?P<gcc>[^:\s]+): No such file)"
                              r"|cannot open source file \"(?P<nvcc>[^\"]+)\"")
 # Headers whose providing package people most often lack; the hint names it.
+_CUDA_TOOLKIT = ("the CUDA toolkit (set CUDA_HOME or put nvcc on PATH; or NVIDIA's toolchain wheels with "
+                 "cuda-toolkit = \"wheel\")")
+
+
+def _nvidia_library(name: str, wheel: str, debian: str) -> str:
+    return (f"{name}: NVIDIA's {wheel} wheel (add {{ distribution = \"{wheel}\" }} to library-dependencies: "
+            f"buildkit gives the build its headers), or the CUDA toolkit's (NVIDIA's apt package {debian}-<version>, "
+            "as libcublas-dev-13-0)")
+
+
 HEADER_PACKAGES = {
     "Python.h": "the Python development headers (python3-dev on Debian/Ubuntu, python3-devel on Fedora; "
                 "python.org, conda and uv Pythons include them)",
-    "cuda_runtime.h": "the CUDA toolkit (set CUDA_HOME or put nvcc on PATH)",
-    "cuda.h": "the CUDA toolkit (set CUDA_HOME or put nvcc on PATH)",
-    "cuda_runtime_api.h": "the CUDA toolkit (set CUDA_HOME or put nvcc on PATH)",
-    "cublas_v2.h": "the CUDA toolkit's cuBLAS (libcublas-dev)",
+    "cuda_runtime.h": _CUDA_TOOLKIT,
+    "cuda.h": _CUDA_TOOLKIT,
+    "cuda_runtime_api.h": _CUDA_TOOLKIT,
+    "crt/host_config.h": "nvcc's compiler headers (the nvidia-cuda-crt wheel of nvcc's release, or the CUDA toolkit)",
+    "cublas_v2.h": _nvidia_library("cuBLAS", "nvidia-cublas", "libcublas-dev"),
+    "cublasLt.h": _nvidia_library("cuBLASLt", "nvidia-cublas", "libcublas-dev"),
+    "cusparse.h": _nvidia_library("cuSPARSE", "nvidia-cusparse", "libcusparse-dev"),
+    "curand.h": _nvidia_library("cuRAND", "nvidia-curand", "libcurand-dev"),
+    "cufft.h": _nvidia_library("cuFFT", "nvidia-cufft", "libcufft-dev"),
+    "cusolverDn.h": _nvidia_library("cuSOLVER", "nvidia-cusolver", "libcusolver-dev"),
+    "nvrtc.h": _nvidia_library("NVRTC", "nvidia-cuda-nvrtc", "cuda-nvrtc-dev"),
     "cudnn.h": "cuDNN (the nvidia-cudnn package or libcudnn-dev)",
     "nccl.h": "NCCL (libnccl-dev or the nvidia-nccl package)",
     "omp.h": "OpenMP (libgomp ships with GCC; libomp-dev for clang; `brew install libomp` on macOS)",
@@ -210,8 +227,15 @@ def _oom_hint(jobs: int | None) -> str:
             f"{running}. Lower MAX_JOBS ({lower}) and build again.")
 
 
+# Header folders of NVIDIA's CCCL (Thrust, CUB, libcu++), a wheel of its own since CUDA 13.
+HEADER_FOLDER_PACKAGES = {
+    folder: "CCCL (Thrust, CUB, libcu++: the nvidia-cuda-cccl wheel of nvcc's CUDA major, or the CUDA toolkit)"
+    for folder in ("thrust/", "cub/", "cuda/", "nv/")}
+
+
 def missing_header_hint(header: str) -> str:
-    package = HEADER_PACKAGES.get(header) or HEADER_PACKAGES.get(Path(header).name)
+    package = (HEADER_PACKAGES.get(header) or HEADER_PACKAGES.get(Path(header).name)
+               or next((text for folder, text in HEADER_FOLDER_PACKAGES.items() if header.startswith(folder)), None))
     if package:
         return f"{header} is missing: install {package}, then build again."
     return (f"{header} is missing: install the package that provides it, or fix the include path "

@@ -16,6 +16,7 @@ names it.  docs/migration/from-cpp-extension.md has the details.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,11 +55,13 @@ def include_paths(device_type: str = "cpu") -> list[str]:
 
 
 def library_paths(device_type: str = "cpu") -> list[str]:
-    """torch's library folder (cpp_extension's ``library_paths``; ``"cuda"`` adds the toolkit's)."""
+    """torch's library folder (cpp_extension's ``library_paths``; ``"cuda"`` adds the toolkit's:
+    ``lib64``, or ``lib`` where only that is there, as NVIDIA's wheels have it)."""
     torch = installed_torch()
     folders = [str(torch.folder / "lib")] if torch else []
     if device_type == "cuda" and CUDA_HOME:
-        folders.append(f"{CUDA_HOME}/lib64")
+        only_lib = not os.path.isdir(f"{CUDA_HOME}/lib64") and os.path.isdir(f"{CUDA_HOME}/lib")
+        folders.append(f"{CUDA_HOME}/{'lib' if only_lib else 'lib64'}")
     return folders
 
 

@@ -13,10 +13,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from buildkit.builder.configure import build_env
+from buildkit.builder.toolchain.cuda_toolkit import CudaRequest
 from buildkit.config.modes import CudaRuntime, VersionPolicy
 from buildkit.config.settings import LibraryDependency
 from buildkit.errors import BuildkitError
@@ -33,6 +35,7 @@ from buildkit.package.dependencies import (
 from buildkit.package.elf import read_elf_file
 from buildkit.package.nvidia_libraries import check_cuda_major, cmake_library_defines, cuda_major, library_stem
 from buildkit.package.split import write_native_loader
+from buildkit.project import linking
 from buildkit_testing.cuda import fake_cuda_toolkit, fake_nvidia_library_wheel
 
 
@@ -167,3 +170,30 @@ def test_without_patchelf_a_wheel_with_no_loader_is_refused(sites, monkeypatch, 
     assert "they find those libraries only through the generated _native.py loader" in (
         " ".join(capfd.readouterr().err.split()))
     assert read_elf_file(module).runpath == ()  # untouched either way
+
+
+def test_a_torch_extension_requires_the_runtime_of_torchs_cuda_not_of_a_newer_nvcc(capfd) -> None:
+    """torch pins NVIDIA's runtime exactly (torch 2.14.1: nvidia-cuda-runtime==13.0.96.*) and loads
+    it: an extension compiled by nvcc 13.5 that required >=13.5 could not be installed beside the
+    torch it was built against. Its floor is torch's CUDA, and the build says so, once."""
+    needed = {"libcudart.so.13"}
+
+    def requirement(nvcc: str, torch_cuda: str | None) -> str:
+        found = cuda_runtime_dependency(CudaRuntime.WHEEL, nvcc, needed, torch_cuda)
+        assert found is not None
+        return found.requirement()
+
+    assert requirement("13.5.37", None) == "nvidia-cuda-runtime>=13.5,==13.*"
+    assert requirement("13.5.37", "13.0") == "nvidia-cuda-runtime>=13.0,==13.*"
+    assert requirement("13.0.88", "13.2") == "nvidia-cuda-runtime>=13.0,==13.*"  # an older nvcc's own
+    assert requirement("13.5.37", "12.8") == "nvidia-cuda-runtime>=13.5,==13.*"  # another major: refused elsewhere
+
+    built = SimpleNamespace(built=True, cuda_toolkit="13.5.37", linked_sonames=needed,
+                            cuda_request=CudaRequest(True, "13.0"),
+                            settings=SimpleNamespace(cuda_runtime=CudaRuntime.WHEEL, project_name="ext"))
+    assert [d.requirement() for d in linking.cuda_runtime(built)] == ["nvidia-cuda-runtime>=13.0,==13.*"]
+    assert ("ext requires nvidia-cuda-runtime>=13.0, the CUDA of the torch it builds against, not nvcc's 13.5.37: "
+            "torch pins its runtime and loads it") in " ".join(capfd.readouterr().err.split())
+    built.cuda_request = CudaRequest(True, "13.5")
+    assert [d.requirement() for d in linking.cuda_runtime(built)] == ["nvidia-cuda-runtime>=13.5,==13.*"]
+    assert "requires nvidia-cuda-runtime" not in capfd.readouterr().err

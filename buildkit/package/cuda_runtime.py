@@ -45,16 +45,23 @@ def nvidia_runtime_wheel(major: int) -> tuple[str, str]:
     return "nvidia-cuda-runtime", f"nvidia/cu{major}/lib"
 
 
-def cuda_runtime_dependency(setting: CudaRuntime, toolkit_version: str | None,
-                            needed: Collection[str]) -> FoundDependency | None:
+def cuda_runtime_dependency(setting: CudaRuntime, toolkit_version: str | None, needed: Collection[str],
+                            torch_cuda: str | None = None) -> FoundDependency | None:
     """The runtime wheel as a library dependency, when ``setting`` asks for the wheel, the
-    toolkit (``CMAKE_CUDA_COMPILER_VERSION``) is CUDA 12+ and a binary needs its libcudart."""
+    toolkit (``CMAKE_CUDA_COMPILER_VERSION``) is CUDA 12+ and a binary needs its libcudart.
+    Its release or newer; for an extension of a torch of CUDA ``torch_cuda`` (the same major,
+    an older minor) that of torch, which pins its runtime exactly (torch 2.14.1:
+    ``nvidia-cuda-runtime==13.0.96.*``) and loads it into the process: a newer floor would make
+    the wheel impossible to install beside the torch it was built against."""
     major_minor = _VERSION.match(toolkit_version or "")
     if setting is not CudaRuntime.WHEEL or major_minor is None:
         return None
     major, minor = int(major_minor.group(1)), int(major_minor.group(2))
     if major < FIRST_WHEEL_MAJOR or runtime_soname(major) not in needed:
         return None
+    torch = _VERSION.match(torch_cuda or "")
+    if torch is not None and int(torch.group(1)) == major:
+        minor = min(minor, int(torch.group(2)))
     distribution, lib_dir = nvidia_runtime_wheel(major)
     # `>=13.0,==13.*`: the toolkit's release or newer, the same major (NVIDIA's minor-version
     # compatibility), never an exact pin that another package's pin (torch's) could contradict.

@@ -55,6 +55,8 @@ class _CommandProgress:
     holding_lock: bool = False
     # A wheel build's Python sources, copied into the staging tree before CMake's install.
     staged_sources: dict[str, Path] = field(default_factory=dict)
+    # NVIDIA's runtime wheel, as the built binaries need it: decided (and said) once built.
+    cuda_runtime: list[FoundDependency] | None = None
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,12 @@ class Project:
         return linking.library_dependencies(self)
 
     def cuda_runtime(self) -> list[FoundDependency]:
-        return linking.cuda_runtime(self)
+        """Once built, decided once: the requirement and the loader both ask (:func:`.linking.cuda_runtime`)."""
+        if not self.built:
+            return []
+        if self._progress.cuda_runtime is None:
+            self._progress.cuda_runtime = linking.cuda_runtime(self)
+        return self._progress.cuda_runtime
 
     def runtime_dependencies(self) -> list[FoundDependency]:
         return linking.runtime_dependencies(self)

@@ -5,6 +5,7 @@ that preloads them (``_native.py``), written with the version module."""
 
 from __future__ import annotations
 
+from buildkit._util import console
 from buildkit.config.modes import WheelMode
 from buildkit.package.cuda_runtime import cuda_runtime_dependency, system_runtime
 from buildkit.package.dependencies import (
@@ -73,8 +74,17 @@ def cuda_runtime(project: ProjectView) -> list[FoundDependency]:
     libraries it links does (libcurand; its wheel does not require the runtime's) (``cuda-runtime``)."""
     if not project.built or not project.cuda_toolkit:
         return []
-    cudart = cuda_runtime_dependency(project.settings.cuda_runtime, project.cuda_toolkit, project.linked_sonames)
-    return [cudart] if cudart else []
+    torch_cuda = project.cuda_request.torch_cuda
+    cudart = cuda_runtime_dependency(project.settings.cuda_runtime, project.cuda_toolkit, project.linked_sonames,
+                                     torch_cuda)
+    if cudart is None:
+        return []
+    if not f"{project.cuda_toolkit}.".startswith(f"{cudart.version}."):
+        console.info(f"{project.settings.project_name} requires {cudart.distribution}>={cudart.version}, the "
+                     f"CUDA of the torch it builds against, not nvcc's {project.cuda_toolkit}: torch pins its "
+                     "runtime and loads it, and an extension compiled by a newer nvcc of the same major runs on it "
+                     "(cpp_extension allows a minor version apart too)")
+    return [cudart]
 
 
 def runtime_dependencies(project: ProjectView) -> list[FoundDependency]:

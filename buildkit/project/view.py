@@ -8,7 +8,7 @@ from typing import Protocol
 
 from buildkit.builder.configure.build_env import BuildEnvironment
 from buildkit.builder.configure.cmake_cache import CMakeCache
-from buildkit.builder.toolchain.cuda_toolkit import ToolkitChoice
+from buildkit.builder.toolchain.cuda_toolkit import CudaRequest, ToolkitChoice
 from buildkit.config.modes import WheelMode
 from buildkit.config.options import BuildOptions
 from buildkit.config.settings import ProjectSettings
@@ -62,6 +62,8 @@ class ProjectView(Protocol):
     def cuda_toolkit(self) -> str | None: ...
     @property
     def cuda_toolkit_choice(self) -> ToolkitChoice: ...
+    @property
+    def cuda_request(self) -> CudaRequest: ...
     @property
     def build_environment(self) -> BuildEnvironment: ...
     @property

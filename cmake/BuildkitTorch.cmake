@@ -206,7 +206,10 @@ function(_buildkit_torch_precompiled_headers target sabi)
   # such as <target>_EXPORTS, that a compile lacks), and every target of the set uses it
   # (REUSE_FROM). GCC and Clang check that the header fits each compile's flags and macros
   # (-Winvalid-pch says so) and parse the headers instead where it does not: a target whose
-  # own flags differ is slower, never wrong.
+  # own flags differ is slower, never wrong. REUSE_FROM is set only at the end of the
+  # configure, once it is known to stay: CMake before 3.28 can neither unset it (3.25 aborts
+  # on a property set to nothing, refuses an empty one) nor set it beside a PRECOMPILE_HEADERS
+  # that was set to "" (only one unset counts as none).
   list(TRANSFORM ARGN PREPEND "$<$<COMPILE_LANGUAGE:CXX>:<" OUTPUT_VARIABLE headers)
   list(TRANSFORM headers APPEND ">>")
   string(MD5 key "${ARGN}|${sabi}")
@@ -214,10 +217,10 @@ function(_buildkit_torch_precompiled_headers target sabi)
   get_property(shared GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_SHARED_${key})
   list(LENGTH using count)
   set_property(GLOBAL APPEND PROPERTY _BUILDKIT_TORCH_PCH_SOURCES_${key} ${count})
+  set_property(GLOBAL APPEND PROPERTY _BUILDKIT_TORCH_PCH_USERS_${key} ${target})
   if(NOT first)
     target_precompile_headers(${target} PRIVATE ${headers})
     set_property(GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_FIRST_${key} ${target})
-    set_property(GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_USERS_${key} ${target})
     # The targets' language standard and extensions may still be set after this call (a
     # generated buildkit.torch project sets CXX_EXTENSIONS OFF, as cpp_extension passes
     # -std=c++NN), and how many sources use the header is known once every target is:
@@ -226,31 +229,25 @@ function(_buildkit_torch_precompiled_headers target sabi)
     list(JOIN ARGN " " listed)
     cmake_language(EVAL CODE "cmake_language(DEFER DIRECTORY [[${CMAKE_SOURCE_DIR}]] CALL \
                               _buildkit_torch_pch_settle ${key} ${listed})")
-  else()
-    if(NOT shared)
-      string(SUBSTRING "${key}" 0 8 short)
-      set(shared buildkit_torch_pch_${short})
-      set(source "${CMAKE_BINARY_DIR}/buildkit_torch_pch/${short}.cpp")
-      file(CONFIGURE OUTPUT "${source}" CONTENT "// compiled so that its precompiled torch headers exist\n")
-      # CMake compiles a target's header only for a source that uses it: its one source, empty,
-      # is compiled too, which with GCC costs about one source (the header's pending template
-      # instantiations), beside the targets' own sources.
-      add_library(${shared} OBJECT EXCLUDE_FROM_ALL "${source}")
-      target_link_libraries(${shared} PRIVATE buildkit::torch)
-      if("torch/extension.h" IN_LIST ARGN)  # torch's Python API: Python.h
-        target_link_libraries(${shared} PRIVATE Python::Module)
-      endif()
-      target_compile_definitions(${shared} PRIVATE TORCH_API_INCLUDE_EXTENSION_H)
-      get_target_property(standard buildkit::torch BUILDKIT_CXX_STANDARD)
-      set_target_properties(${shared} PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_STANDARD ${standard})
-      target_precompile_headers(${shared} PRIVATE ${headers})
-      _buildkit_torch_pch_launcher(${shared})
-      set_property(TARGET ${first} PROPERTY PRECOMPILE_HEADERS "")
-      set_property(TARGET ${first} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM ${shared})
-      set_property(GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_SHARED_${key} ${shared})
+  elseif(NOT shared)
+    string(SUBSTRING "${key}" 0 8 short)
+    set(shared buildkit_torch_pch_${short})
+    set(source "${CMAKE_BINARY_DIR}/buildkit_torch_pch/${short}.cpp")
+    file(CONFIGURE OUTPUT "${source}" CONTENT "// compiled so that its precompiled torch headers exist\n")
+    # CMake compiles a target's header only for a source that uses it: its one source, empty,
+    # is compiled too, which with GCC costs about one source (the header's pending template
+    # instantiations), beside the targets' own sources.
+    add_library(${shared} OBJECT EXCLUDE_FROM_ALL "${source}")
+    target_link_libraries(${shared} PRIVATE buildkit::torch)
+    if("torch/extension.h" IN_LIST ARGN)  # torch's Python API: Python.h
+      target_link_libraries(${shared} PRIVATE Python::Module)
     endif()
-    target_precompile_headers(${target} REUSE_FROM ${shared})
-    set_property(GLOBAL APPEND PROPERTY _BUILDKIT_TORCH_PCH_USERS_${key} ${target})
+    target_compile_definitions(${shared} PRIVATE TORCH_API_INCLUDE_EXTENSION_H)
+    get_target_property(standard buildkit::torch BUILDKIT_CXX_STANDARD)
+    set_target_properties(${shared} PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_STANDARD ${standard})
+    target_precompile_headers(${shared} PRIVATE ${headers})
+    _buildkit_torch_pch_launcher(${shared})
+    set_property(GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_SHARED_${key} ${shared})
   endif()
   _buildkit_torch_pch_launcher(${target})
 endfunction()
@@ -259,26 +256,26 @@ endfunction()
 # where fewer C++ sources would use it than BUILDKIT_TORCH_PCH_MIN_SOURCES (buildkit sets it
 # for a wheel build: there compiling it first costs more than it saves), none, said by name.
 # Otherwise a shared header is compiled with the C++ standard and extensions of the first
-# target that uses it; a target whose own differ (GCC would refuse the header for it) gets a
-# header of its own instead, said by name.
+# target that uses it, and every target of the same settings reuses it; a target whose own
+# differ (GCC would refuse the header for it) gets a header of its own instead, said by name.
 function(_buildkit_torch_pch_settle key)
   get_property(shared GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_SHARED_${key})
   get_property(users GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_USERS_${key})
   get_property(counts GLOBAL PROPERTY _BUILDKIT_TORCH_PCH_SOURCES_${key})
+  list(GET users 0 first)
   list(JOIN users ", " named)
   set(sources 0)
   foreach(count IN LISTS counts)
     math(EXPR sources "${sources} + ${count}")
   endforeach()
   if(BUILDKIT_TORCH_PCH_MIN_SOURCES AND sources LESS BUILDKIT_TORCH_PCH_MIN_SOURCES)
+    set_property(TARGET ${first} PROPERTY PRECOMPILE_HEADERS)  # no value: unset
     foreach(user IN LISTS users)
-      set_property(TARGET ${user} PROPERTY PRECOMPILE_HEADERS "")
-      set_property(TARGET ${user} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM)  # no value: unset
       # Without the header, a compiler cache caches these sources as any other.
       set_property(TARGET ${user} PROPERTY CXX_COMPILER_LAUNCHER "${CMAKE_CXX_COMPILER_LAUNCHER}")
     endforeach()
-    if(shared)
-      set_target_properties(${shared} PROPERTIES PRECOMPILE_HEADERS "")
+    if(shared)  # built by no target now
+      set_property(TARGET ${shared} PROPERTY PRECOMPILE_HEADERS)
     endif()
     message(STATUS "buildkit: ${named}: no precompiled torch headers in this build: ${sources} C++ sources "
                    "would use them, fewer than ${BUILDKIT_TORCH_PCH_MIN_SOURCES}, where compiling them first "
@@ -288,7 +285,6 @@ function(_buildkit_torch_pch_settle key)
   if(NOT shared)
     return()
   endif()
-  list(GET users 0 first)
   # The header is compiled as the first target compiles: its C++ standard and extensions, its
   # compile options (torch_scatter's -DAT_PARALLEL_OPENMP, which torch's headers read), its
   # definitions less TORCH_EXTENSION_NAME (each target's own; torch's headers never read it,
@@ -306,13 +302,14 @@ function(_buildkit_torch_pch_settle key)
   set_property(TARGET ${shared} PROPERTY COMPILE_DEFINITIONS "${definitions}")
   list(TRANSFORM ARGN PREPEND "$<$<COMPILE_LANGUAGE:CXX>:<" OUTPUT_VARIABLE headers)
   list(TRANSFORM headers APPEND ">>")
+  set_property(TARGET ${first} PROPERTY PRECOMPILE_HEADERS)  # no value: unset; it reuses the shared one
   set(sharing "")
   foreach(user IN LISTS users)
     _buildkit_torch_pch_flags(${user} flags)
     if(flags STREQUAL flags_of_first)
+      target_precompile_headers(${user} REUSE_FROM ${shared})
       list(APPEND sharing ${user})
     else()
-      set_property(TARGET ${user} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM)  # no value: unset
       target_precompile_headers(${user} PRIVATE ${headers})
       message(STATUS "buildkit: ${user}: precompiled torch headers of its own (its C++ standard, extensions, "
                      "compile options, definitions or include folders differ from ${first}'s)")

@@ -28,6 +28,7 @@ from buildkit.builder.toolchain.jobs import cpu_count
 from buildkit.builder.toolchain.tools import find_cmake, find_ninja
 from buildkit.config.options import load_options, option_keys
 from buildkit.config.settings import load_settings
+from buildkit_testing.cmake_releases import OLDEST_CMAKE, oldest_cmake
 from buildkit_testing.compilers import find_clang
 from buildkit_testing.projects import write_pyproject
 
@@ -84,9 +85,17 @@ def compiler(request) -> tuple[str, str]:
     return clang, ".pch"
 
 
+@pytest.fixture(scope="module", params=["newest", f"oldest {OLDEST_CMAKE}"])
+def cmake(request) -> Path:
+    """The CMake that runs BuildkitTorch.cmake: each test runs with the newest and with the oldest
+    buildkit accepts (CMake before 3.28 can neither unset PRECOMPILE_HEADERS_REUSE_FROM nor
+    set it beside a PRECOMPILE_HEADERS set to "")."""
+    return find_cmake().path if request.param == "newest" else oldest_cmake()
+
+
 class Project:
-    def __init__(self, root: Path, torch: Path, compiler: tuple[str, str]) -> None:
-        self.root, self.torch, self.build = root, torch, root / "build"
+    def __init__(self, root: Path, torch: Path, compiler: tuple[str, str], cmake: Path) -> None:
+        self.root, self.torch, self.build, self.cmake = root, torch, root / "build", cmake
         self.compiler, self.pch = compiler
         root.mkdir(parents=True)
         (root / "CMakeLists.txt").write_text(CMAKELISTS)
@@ -95,7 +104,7 @@ class Project:
 
     def configure(self, *defines: str, env: dict[str, str] | None = None) -> str:
         """Configure; CMake's output."""
-        command = [str(find_cmake().path), "-S", self.root, "-B", self.build, "-G", "Ninja",
+        command = [str(self.cmake), "-S", self.root, "-B", self.build, "-G", "Ninja",
                    f"-DCMAKE_MAKE_PROGRAM={find_ninja().path}", f"-DCMAKE_MODULE_PATH={cmake_dir()}",
                    f"-DCMAKE_PREFIX_PATH={self.torch.parent}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
                    f"-DCMAKE_CXX_COMPILER={self.compiler}", *defines]
@@ -103,12 +112,18 @@ class Project:
 
     def make(self, env: dict[str, str] | None = None) -> str:
         """Build; ninja's lines (one per step run)."""
-        built = subprocess.run([str(find_cmake().path), "--build", self.build], check=False, capture_output=True,
+        built = subprocess.run([str(self.cmake), "--build", self.build], check=False, capture_output=True,
                                text=True, env=env)
         assert built.returncode == 0, built.stdout + built.stderr
         # gcc's -Winvalid-pch: a .gch it could not use and parsed the headers instead (clang refuses with an error).
         assert "invalid" not in built.stdout.lower(), built.stdout
         return built.stdout
+
+    def ninja_files(self) -> str:
+        """build.ninja and the rules it includes (CMake before 4 writes each target's compile
+        command, its launcher with it, into CMakeFiles/rules.ninja)."""
+        rules = self.build / "CMakeFiles" / "rules.ninja"
+        return (self.build / "build.ninja").read_text() + (rules.read_text() if rules.is_file() else "")
 
     def headers(self) -> list[Path]:
         """The precompiled headers built."""
@@ -127,10 +142,10 @@ class Project:
 
 
 @pytest.fixture
-def project(tmp_path: Path, fake_torch: Path, compiler: tuple[str, str]) -> Project:
+def project(tmp_path: Path, fake_torch: Path, compiler: tuple[str, str], cmake: Path) -> Project:
     torch = tmp_path / "torch"  # each test edits its own copy of the headers
     shutil.copytree(fake_torch, torch, symlinks=True)
-    return Project(tmp_path / "project", torch, compiler)
+    return Project(tmp_path / "project", torch, compiler, cmake)
 
 
 def set_torch_value(project: Project, value: int) -> None:
@@ -261,7 +276,7 @@ def test_ccache_gets_the_sloppiness_precompiled_headers_need_and_no_stale_hit(pr
            "HOME": str(tmp_path)}
     # The configure reads ccache's own sloppiness (here from the environment) and adds to it.
     log = project.configure("-DOFFSET=10", f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}", env=env)
-    ninja = (project.build / "build.ninja").read_text()
+    ninja = project.ninja_files()
     assert "-E env CCACHE_SLOPPINESS=locale,pch_defines,time_macros" in ninja
     if project.pch == ".pch":  # clang's header must carry no input times, or ccache caches nothing
         assert "CCACHE_SLOPPINESS=locale,pch_defines,time_macros and -Xclang -fno-pch-timestamp" in log, log
@@ -296,7 +311,7 @@ def test_sccache_is_taken_off_the_precompiled_targets_by_name(project: Project) 
     sccache = "/opt/tools/sccache"  # never run: the target's C++ sources go without it
     log = project.configure("-DOFFSET=10", f"-DCMAKE_CXX_COMPILER_LAUNCHER={sccache}")
     assert "ops: C++ sources compiled without sccache" in log, log
-    assert sccache not in (project.build / "build.ninja").read_text()
+    assert sccache not in project.ninja_files()
     project.make()
     assert project.value() == 11
 
@@ -310,7 +325,7 @@ def test_a_distributed_builds_sources_with_the_header_compile_here_counted(proje
                             "-DCMAKE_JOB_POOLS=buildkit_local=1", "-DBUILDKIT_LOCAL_JOB_POOL=buildkit_local")
     assert "ops: C++ sources compiled without sccache" in log, log
     ninja = (project.build / "build.ninja").read_text()
-    assert "/opt/tools/sccache" not in ninja
+    assert "/opt/tools/sccache" not in project.ninja_files()
     compiles = [block for block in ninja.split("\n\n")
                 if block.startswith("build CMakeFiles/ops.dir/") and ".cpp.o:" in block.splitlines()[0]]
     assert compiles and all("pool = buildkit_local" in block for block in compiles), compiles

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -223,12 +224,27 @@ def counts_line(counts: CompileCounts, local_pch: int) -> str:
 def precompiled_header_objects(compile_commands: Any) -> frozenset[str]:
     """The objects (paths relative to the build folder, as ninja names them) of the translation
     units that use a precompiled header, from ``compile_commands.json``'s entries (CMake
-    force-includes its ``cmake_pch`` header into each; CMake 4 writes the output absolute)."""
+    force-includes its ``cmake_pch`` header into each; CMake 4 writes the output absolute, and
+    CMake before 3.27 writes none: the command's ``-o`` names it)."""
     if not isinstance(compile_commands, list):
         return frozenset()
-    return frozenset(os.path.relpath(entry["output"], str(entry.get("directory") or "."))
-                     if os.path.isabs(entry["output"]) else entry["output"]
-                     for entry in compile_commands
-                     if isinstance(entry, dict) and isinstance(entry.get("output"), str)
-                     and not entry["output"].endswith((".gch", ".pch"))  # the header's own compile
-                     and "cmake_pch." in str(entry.get("command", "")))
+    objects = set()
+    for entry in compile_commands:
+        if not isinstance(entry, dict) or "cmake_pch." not in str(entry.get("command", "")):
+            continue
+        output = entry.get("output")
+        if not isinstance(output, str):
+            output = _output_of(str(entry["command"]))
+        if output is None or output.endswith((".gch", ".pch")):  # the header's own compile
+            continue
+        objects.add(os.path.relpath(output, str(entry.get("directory") or ".")) if os.path.isabs(output) else output)
+    return frozenset(objects)
+
+
+def _output_of(command: str) -> str | None:
+    """What ``-o`` names in a compile command; None where it is not there to read."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # an unbalanced quote: not a command CMake wrote
+        return None
+    return next((words[i + 1] for i, word in enumerate(words[:-1]) if word == "-o"), None)

@@ -131,6 +131,18 @@ function(buildkit_torch_extension target)
                                                  ${language}_STANDARD_REQUIRED ON)
     endif()
   endforeach()
+  if(CMAKE_CUDA_COMPILER_ID STREQUAL "NVIDIA" AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12
+     AND standard EQUAL 20 AND NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    # CMake before 3.25.2 knows no nvcc flag for CUDA C++20 (torch's standard since 2.10) and
+    # refuses the target ("requires the language dialect CUDA20"): the flag CMake 3.25.2 gives
+    # nvcc 12 and later, for this folder's targets (the generator reads it from there).
+    foreach(kind STANDARD EXTENSION)
+      set(CMAKE_CUDA20_${kind}_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_${kind}_COMPILE_OPTION "-std=c++20" PARENT_SCOPE)
+    endforeach()
+    message(STATUS "buildkit: ${target}: CMake ${CMAKE_VERSION} knows no nvcc flag for CUDA C++20 (3.25.2 "
+                   "and later do): buildkit gives it, -std=c++20")
+  endif()
   get_target_property(abi buildkit::torch BUILDKIT_CXX11_ABI)
   if(NOT abi STREQUAL "")
     target_compile_definitions(${target} PRIVATE _GLIBCXX_USE_CXX11_ABI=${abi})

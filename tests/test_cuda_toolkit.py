@@ -201,6 +201,44 @@ def test_a_wheel_toolchain_missing_a_part_or_mixing_releases_is_refused_by_name(
     assert choose_toolkit(setting, load_options(None, {}), [str(site)]).toolkit.version == "13.5"
 
 
+def test_the_runtime_of_nvccs_release_in_another_site_folder_is_the_toolkits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_system_toolkit: None) -> None:
+    """pip's isolated build of a torch extension: torch's pinned runtime (13.0.96) in one prefix,
+    the toolchain pinned to torch's 13.0 in the other, where nvcc's unversioned requirement
+    brought the newest runtime (13.5.37). torch's CMake config refuses headers of another
+    release than nvcc's: the toolkit takes the runtime of nvcc's release, and the mirror has
+    its headers and libraries, the compiler's from beside nvcc."""
+    overlay, normal = tmp_path / "overlay" / "site-packages", tmp_path / "normal" / "site-packages"
+    torchs = fake_cuda_toolkit(overlay / "nvidia" / "cu13", 13000)
+    shutil.rmtree(torchs / "bin")
+    shutil.rmtree(torchs / "nvvm")
+    record_wheels(overlay, {"nvidia-cuda-runtime": "13.0.96"})
+    wheels = fake_cuda_toolkit(normal / "nvidia" / "cu13", 13050)
+    record_wheels(normal, {"nvidia-cuda-nvcc": "13.0.88", "nvidia-nvvm": "13.0.88", "nvidia-cuda-crt": "13.0.88",
+                           "nvidia-cuda-runtime": "13.5.37"})
+    sites = [str(normal), str(overlay)]
+    choice = choose_toolkit(CudaToolkit.AUTO, load_options(None, {}), sites, CudaRequest(True, "13.0"))
+    assert choice.toolkit is not None and choice.toolkit.root == wheels and choice.toolkit.runtime_root == torchs
+    assert choice.note and f"its runtime's headers and libraries from {torchs} (nvcc's release" in choice.note
+
+    monkeypatch.setattr(sys, "path", sites)
+    build = tmp_path / "build"
+    env = build_env.scan(build, tmp_path)
+    env.add_toolkit(torchs)  # as Project.cuda_toolkit_choice does: the runtime's folder first
+    env.add_toolkit(wheels)
+    build_env.sync_mirror(env, build)
+    mirror = build / "build-env" / "nvidia" / "cu13"
+    assert "CUDA_VERSION 13000" in (mirror / "include" / "cuda.h").read_text()
+    assert os.readlink(mirror / "lib" / "libcudart.so.13") == str(torchs / "lib" / "libcudart.so.13")
+    assert os.readlink(mirror / "nvvm" / "bin" / "cicc") == str(wheels / "nvvm" / "bin" / "cicc")
+
+    # The runtime beside nvcc of nvcc's release: nothing taken from elsewhere.
+    record_wheels(normal, {"nvidia-cuda-runtime": "13.0.96"})
+    shutil.rmtree(normal / "nvidia_cuda_runtime-13.5.37.dist-info")
+    choice = choose_toolkit(CudaToolkit.AUTO, load_options(None, {}), sites, CudaRequest(True, "13.0"))
+    assert choice.toolkit is not None and choice.toolkit.runtime_root is None
+
+
 def test_a_system_toolkit_is_not_checked_as_wheels(tmp_path: Path, no_system_toolkit: None) -> None:
     system = fake_cuda_toolkit(tmp_path / "cuda-13.0", 13000)
     (system / "nvvm" / "bin" / "cicc").unlink()  # CMake's compile says what a system toolkit lacks

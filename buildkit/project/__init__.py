@@ -201,6 +201,8 @@ class Project:
             return ToolkitChoice(None)
         choice = choose_toolkit(self.options.cuda_toolkit, self.options, self.build_environment.site_dirs, request)
         if choice.toolkit is not None and choice.from_wheels:
+            if choice.toolkit.runtime_root is not None:  # first: its files win in the merged mirror
+                self.build_environment.add_toolkit(choice.toolkit.runtime_root)
             self.build_environment.add_toolkit(choice.toolkit.root)
         return choice
 

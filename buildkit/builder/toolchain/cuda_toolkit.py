@@ -30,13 +30,13 @@ import os
 import re
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from buildkit._util import console
 from buildkit.builder.configure.cmake_cache import CMakeCache, is_cmake_off, project_uses_cuda
 from buildkit.builder.configure.torch_env import installed_torch, project_uses_torch
-from buildkit.builder.toolchain.cuda_wheel_parts import nvcc_release, whole_release_problem
+from buildkit.builder.toolchain.cuda_wheel_parts import nvcc_release, runtime_of_nvcc_release, whole_release_problem
 from buildkit.builder.toolchain.tools import real_program
 from buildkit.config.modes import CudaToolkit
 from buildkit.config.options import BuildOptions
@@ -66,6 +66,9 @@ class FoundToolkit:
     # may be another's), else include/cuda.h's; None when neither says
     version: str | None
     found_by: str  # "site-packages", "CUDACXX", "CUDA_HOME", "CUDA_PATH", "PATH", "/usr/local/cuda"
+    # The wheels' prefix in another site folder whose runtime (headers, libcudart) is nvcc's
+    # release, where the one beside nvcc is not: mirrored over it (:mod:`.cuda_wheel_parts`).
+    runtime_root: Path | None = None
 
     @property
     def major(self) -> int | None:
@@ -77,7 +80,10 @@ class FoundToolkit:
 
     def describe(self) -> str:
         what = "NVIDIA's wheels" if self.source is CudaToolkit.WHEEL else "the system's toolkit"
-        return f"{what}, CUDA {self.version or '(version unknown)'} at {self.root} (found by {self.found_by})"
+        runtime = (f", its runtime's headers and libraries from {self.runtime_root} (nvcc's release; the one beside "
+                   "nvcc is another's, which nvcc's unversioned requirement brought)") if self.runtime_root else ""
+        return (f"{what}, CUDA {self.version or '(version unknown)'} at {self.root} (found by "
+                f"{self.found_by}){runtime}")
 
 
 @dataclass(frozen=True)
@@ -231,7 +237,8 @@ def choose_toolkit(setting: CudaToolkit, options: BuildOptions, site_dirs: Seque
             console.warn(f"{variable} names a CUDA toolkit, but cuda-toolkit = \"wheel\" compiles with NVIDIA's "
                          f"wheels at {matching[0].root}; {variable} is not used (cuda-toolkit = \"auto\" or "
                          f"\"system\" uses it).")
-        return ToolkitChoice(_whole(matching[0]), f"CUDA toolkit: {matching[0].describe()} (cuda-toolkit = \"wheel\")")
+        chosen = _whole(matching[0], site_dirs)
+        return ToolkitChoice(chosen, f"CUDA toolkit: {chosen.describe()} (cuda-toolkit = \"wheel\")")
     system, named = system_toolkit(options, request), named_toolkit(options, request)
     if system is not None and (named or wanted is None or system.major == wanted):
         # Said only when the wheels were there to choose instead.
@@ -243,20 +250,22 @@ def choose_toolkit(setting: CudaToolkit, options: BuildOptions, site_dirs: Seque
     if matching:
         instead = (f"the system's is CUDA {system.version} ({system.root})" if system is not None
                    else "there is no system toolkit")
-        return ToolkitChoice(_whole(matching[0]), f"CUDA toolkit: {matching[0].describe()}; cuda-toolkit = \"auto\" "
-                                                  f"takes the wheels' because {instead}")
+        chosen = _whole(matching[0], site_dirs)
+        return ToolkitChoice(chosen, f"CUDA toolkit: {chosen.describe()}; cuda-toolkit = \"auto\" takes the wheels' "
+                                     f"because {instead}")
     return ToolkitChoice(system)
 
 
-def _whole(wheels: FoundToolkit) -> FoundToolkit:
-    """``wheels``, when its prefix holds every part of one release of the compiler; else refused
-    by name before CMake's first compile fails on it (:mod:`.cuda_wheel_parts`)."""
+def _whole(wheels: FoundToolkit, site_dirs: Sequence[str]) -> FoundToolkit:
+    """``wheels``, when its prefix holds every part of one release of the compiler (with the
+    runtime of nvcc's release from another site folder where the one beside nvcc is not); else
+    refused by name before CMake's first compile fails on it (:mod:`.cuda_wheel_parts`)."""
     problem = whole_release_problem(wheels.root, int(wheels.root.name[2:]))
     if problem is not None:
         why, fix = problem
         raise ToolchainError(why[0].upper() + why[1:], f"{fix}; or set cuda-toolkit = \"system\" "
                                                        "(BUILDKIT_CUDA_TOOLKIT=system) to use the machine's toolkit.")
-    return wheels
+    return replace(wheels, runtime_root=runtime_of_nvcc_release(wheels.root, site_dirs))
 
 
 def build_requirements(setting: CudaToolkit, options: BuildOptions, request: CudaRequest) -> list[str]:

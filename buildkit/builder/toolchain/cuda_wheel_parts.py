@@ -13,20 +13,30 @@ missing).  So a build that compiles with the wheels is refused before CMake runs
 wheels to install and their release.
 
 The compiler's parts (nvcc, cicc, the crt headers) must be of one release, nvcc's.  The
-runtime need only be of the same major (the folder's): its headers of an older release
-compile with a newer nvcc (measured: nvcc 13.5 with ``nvidia-cuda-runtime`` 13.0.96), as a
-torch that pins the runtime needs.  ``nvidia-cuda-cccl`` (Thrust, CUB, libcu++) is not
+runtime need only be of the same major (the folder's): its headers of another release
+compile with nvcc (measured: nvcc 13.5 with ``nvidia-cuda-runtime`` 13.0.96, nvcc 13.0 with
+13.5.37), as a torch that pins the runtime needs.  But torch's CMake config refuses a
+toolkit whose ``cuda.h`` is not nvcc's release ("FindCUDA says CUDA version is 13.0 ..., but
+the CUDA headers say the version is 13.5"), and pip's isolated build makes one: the
+project's build requirements (torch, with its pinned runtime 13.0.96) go into one prefix,
+the backend's (nvcc pinned to torch's 13.0) into another, where pip resolves them on their
+own and nvcc's unversioned requirement brings the newest runtime.  So where another site
+folder holds the runtime of nvcc's release, the toolkit takes its headers and libraries
+from there (:func:`runtime_of_nvcc_release`).  ``nvidia-cuda-cccl`` (Thrust, CUB, libcu++) is not
 required: a kernel that includes none of them compiles without it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 NVCC_DISTRIBUTION = "nvidia-cuda-nvcc"
+RUNTIME_DISTRIBUTION = "nvidia-cuda-runtime"
+RUNTIME_MARKER = "include/cuda_runtime.h"
 
 
 @dataclass(frozen=True)
@@ -43,7 +53,7 @@ WHEEL_PARTS = (
     WheelPart(NVCC_DISTRIBUTION, "bin/nvcc", True),
     WheelPart("nvidia-nvvm", "nvvm/bin/cicc", True),
     WheelPart("nvidia-cuda-crt", "include/crt/host_config.h", True),
-    WheelPart("nvidia-cuda-runtime", "include/cuda_runtime.h", False),
+    WheelPart(RUNTIME_DISTRIBUTION, RUNTIME_MARKER, False),
 )
 _RELEASE = re.compile(r"^(\d+)\.(\d+)")
 
@@ -68,6 +78,20 @@ def release(version: str | None) -> str | None:
 def nvcc_release(root: Path) -> str | None:
     """The CUDA release of the prefix's compiler: ``nvidia-cuda-nvcc``'s version."""
     return release(installed_version(root, NVCC_DISTRIBUTION))
+
+
+def runtime_of_nvcc_release(root: Path, site_dirs: Sequence[str]) -> Path | None:
+    """The prefix (``<site>/nvidia/cu13``) of another site folder whose ``nvidia-cuda-runtime`` is
+    nvcc's release, where the one beside nvcc in ``root`` is of another; None otherwise."""
+    nvcc = nvcc_release(root)
+    if nvcc is None or release(installed_version(root, RUNTIME_DISTRIBUTION)) in (None, nvcc):
+        return None
+    for site in site_dirs:
+        prefix = Path(site, root.parent.name, root.name)
+        if (prefix != root and (prefix / RUNTIME_MARKER).is_file()
+                and release(installed_version(prefix, RUNTIME_DISTRIBUTION)) == nvcc):
+            return prefix
+    return None
 
 
 def _pin(part: WheelPart, nvcc: str | None, major: int) -> str:

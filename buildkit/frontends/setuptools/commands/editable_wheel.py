@@ -61,16 +61,16 @@ class EditableWheel(_editable_wheel):
         built: tuple[list[str], dict[str, str]] = super()._run_build_commands(  # type: ignore[misc]  # private, not in the stubs
             dist_name, unpacked_wheel, build_lib, tmp_dir)
         project = project_of(self.distribution)
-        hook = rebuild_hook(project)
+        hook, loader = rebuild_hook(project), project.editable_preload_loader()
+        if hook is None and not loader:
+            return built
+        spec = editable.spec_from_distribution(self.distribution, project.root, hook)
         if hook is not None:
-            spec = editable.spec_from_distribution(self.distribution, project.root, hook)
             for name, text in editable.rebuild_hook_files(spec).items():
                 (Path(unpacked_wheel) / name).write_text(text, encoding="utf-8")
             console.info(f"the editable install of {spec.name} rebuilds what changed when imported (editable-rebuild)")
             _say_unused_config_settings(project)
-        loader = project.editable_preload_loader()
         if loader:
-            spec = editable.spec_from_distribution(self.distribution, project.root)
             for name, text in editable.preload_hook_files(spec, loader).items():
                 (Path(unpacked_wheel) / name).write_text(text, encoding="utf-8")
             console.info(f"the editable install of {spec.name} preloads NVIDIA's libraries it links at its first "

@@ -140,9 +140,13 @@ def test_what_an_isolated_build_asks_for(tmp_path: Path, no_system_toolkit: None
     assert build_requirements(CudaToolkit.WHEEL, options, ANY) == [f"{name}>=13,<14" for name in compilers]
     assert build_requirements(CudaToolkit.AUTO, options, ANY) == [f"{name}>=13,<14" for name in compilers]
     # A torch extension: torch's major, and no newer minor than torch's CUDA.
+    # CCCL's versions are no CUDA release after 13.2 (13.3.5.0.6 is CCCL 3.5; torch 2.15's nvshmem
+    # brings the newest): the major alone, or pip refuses the build beside torch as a conflict.
     torch13, torch14 = CudaRequest(True, "13.0"), CudaRequest(True, "14.2")
-    assert build_requirements(CudaToolkit.AUTO, options, torch13) == [f"{name}>=13,<13.1" for name in compilers]
-    assert build_requirements(CudaToolkit.WHEEL, options, torch14) == [f"{name}>=14,<14.3" for name in compilers]
+    assert build_requirements(CudaToolkit.AUTO, options, torch13) == [
+        *(f"{name}>=13,<13.1" for name in compilers[:-1]), "nvidia-cuda-cccl>=13,<14"]
+    assert build_requirements(CudaToolkit.WHEEL, options, torch14) == [
+        *(f"{name}>=14,<14.3" for name in compilers[:-1]), "nvidia-cuda-cccl>=14,<15"]
     # CUDA 12's wheels are no toolkit in one prefix; `system` never asks.
     assert build_requirements(CudaToolkit.WHEEL, options, CudaRequest(True, "12.8")) == []
     assert build_requirements(CudaToolkit.SYSTEM, options, ANY) == []

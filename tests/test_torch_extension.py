@@ -15,7 +15,9 @@ cannot install a row it is skipped with the reason.  The CUDA tests also need nv
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +25,15 @@ from pathlib import Path
 import pytest
 
 from buildkit.builder.configure.torch_env import cuda_version
-from buildkit_testing.cuda import cuda_toolkit_root, find_nvcc, needs_nvcc
+from buildkit_testing.artifacts import only_wheel
+from buildkit_testing.cuda import (
+    bubblewrap_unavailable,
+    cuda_toolkit_root,
+    find_nvcc,
+    needs_nvcc,
+    without_system_cuda,
+    without_system_cuda_env,
+)
 from buildkit_testing.paths import build_folder
 from buildkit_testing.processes import clean_env, run
 from buildkit_testing.torch_venvs import PINNED_TORCH, public_version, wheel_without_isolation
@@ -147,6 +157,44 @@ def test_against_a_cuda_build_of_torch(test_package: Callable[..., Path], torch_
     cpu = test_package("torch_ext", tmp_path / "cpu" / "torch_ext")
     log = configure(torch_venv, cpu, CMAKE_ARGS=f"{cuda_torch} -DCUDA_TOOLKIT_ROOT_DIR=/nonexistent")
     assert "CUDA OFF" in log and "PyTorch: CUDA" not in log, log
+
+
+@needs_nvcc
+@pytest.mark.cuda
+@pytest.mark.skipif(bubblewrap_unavailable() is not None, reason=f"the system CUDA toolkit cannot be hidden: "
+                                                                f"{bubblewrap_unavailable()}")
+def test_an_isolated_wheel_of_a_cuda_extension_with_no_system_toolkit(
+        test_package: Callable[..., Path], torch_venv: Path, wheelhouse: Path, tmp_path: Path) -> None:
+    """`pip wheel` (isolated) of torch_ext with its CUDA kernel against a CUDA build of torch, the
+    machine's toolkit hidden (bubblewrap): the build environment gets NVIDIA's toolchain wheels
+    of torch's CUDA release. Before, with torch 2.14.1 (CUDA 13.0) it stopped four times: nvcc
+    13.0's profile looks for lib64 (the mirror links it); pip put the newest runtime beside nvcc
+    and torch's config refused its headers (the toolkit takes torch's, of nvcc's release); and,
+    with a machine CMake before 3.25.2 (Debian 12's), the precompiled headers' REUSE_FROM and
+    CUDA C++20. The wheel installs beside torch (its runtime floor is not above torch's CUDA)
+    and runs."""
+    cuda = cuda_version(site_packages(torch_venv) / "torch")
+    if cuda is None:
+        pytest.skip("a CPU build of torch: no toolchain wheels to build against")
+    major, minor = cuda.split(".")[:2]
+    constraints = tmp_path / "constraints.txt"  # the build environment's torch: the venv's
+    constraints.write_text(f"torch=={public_version(torch_venv, 'torch')}\n")
+    project = test_package("torch_ext")
+    env = {**without_system_cuda_env(torch_venv, wheelhouse, PIP_CONSTRAINT=str(constraints),
+                                     CMAKE_ARGS="-DTORCHEXT_WITH_CUDA=ON", TORCHEXT_CUDA_ARCH_LIST="7.5"),
+           "PIP_NO_INDEX": "0"}  # the build environment's torch comes from the index (pip's cache)
+    built = run(without_system_cuda([sys.executable, "-m", "pip", "--python", torch_venv, "wheel", "-v", "--no-deps",
+                                     "-w", tmp_path / "dist", project]), env=env, timeout=3600)
+    said = " ".join((built.stdout + built.stderr).split())
+    assert f"CUDA toolkit: NVIDIA's wheels, CUDA {major}.{minor} at" in said, said[-3000:]
+    wheel = only_wheel(tmp_path / "dist")
+    metadata = zipfile.ZipFile(wheel).read("torchext-0.1.0.dist-info/METADATA").decode()
+    floor = re.search(rf"^Requires-Dist: nvidia-cuda-runtime=={major}\.\*,>={major}\.(\d+)$", metadata, re.M)
+    assert floor is not None and int(floor[1]) <= int(minor), metadata
+    pip_into(torch_venv, wheelhouse, "install", "-q", wheel)  # with its requirements: torch's own satisfy them
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    run([torch_venv, "-c", CHECK], cwd=elsewhere, env=clean_env())
 
 
 def ninja_would_run(torch_venv: Path, build: Path) -> str:

@@ -209,9 +209,13 @@ def toolkit_requirements(major: int | None, *, newest_minor: int | None = None) 
     ``newest_minor`` the newest minor allowed (a torch extension's: torch's CUDA)."""
     major = major or FIRST_WHEEL_MAJOR
     upper = f"{major}.{newest_minor + 1}" if newest_minor is not None else f"{major + 1}"
-    # nvcc's own Requires-Dist (nvvm, crt, runtime) names no version: each is pinned here.
-    return [f"{name}>={major},<{upper}" for name in
-            ("nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime", "nvidia-cuda-cccl")]
+    # nvcc's own Requires-Dist (nvvm, crt, runtime) names no version: each is pinned here. CCCL's
+    # versions are CUDA's up to 13.2 only (13.3.5.0.6 is CCCL 3.5 for CUDA 13), and one CCCL
+    # supports every CUDA of its major: pinned to the major alone, or an isolated build beside
+    # torch 2.15 (whose nvshmem brings the newest CCCL) is refused by pip as a conflict.
+    compiler = [f"{name}>={major},<{upper}" for name in
+                ("nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime")]
+    return [*compiler, f"nvidia-cuda-cccl>={major},<{major + 1}"]
 
 
 def choose_toolkit(setting: CudaToolkit, options: BuildOptions, site_dirs: Sequence[str],

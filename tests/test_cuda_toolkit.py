@@ -199,7 +199,10 @@ def test_a_wheel_toolchain_missing_a_part_or_mixing_releases_is_refused_by_name(
         "Install one release of the compiler's wheels: pip install 'nvidia-nvvm==13.0.*', or bring nvcc to theirs: "
         "pip install 'nvidia-cuda-nvcc==13.5.*'"), refused.value.hint
 
-    # Files without pip's records (a copy): what is there is all that can be checked.
+    # A record that cannot be read (damaged), or none (a copy of the files): no traceback, and
+    # what is there is all that can be checked.
+    (site / "nvidia_nvvm-13.5.37.dist-info" / "METADATA").write_bytes(b"\xff\xfe not UTF-8")
+    assert choose_toolkit(setting, load_options(None, {}), [str(site)]).toolkit.version == "13.0"
     for info in site.glob("*.dist-info"):
         shutil.rmtree(info)
     assert choose_toolkit(setting, load_options(None, {}), [str(site)]).toolkit.version == "13.5"

@@ -64,9 +64,13 @@ def _site_folder(root: Path) -> Path:
 
 def installed_version(root: Path, distribution: str) -> str | None:
     """The version of ``distribution`` installed in the site folder of the prefix ``root``
-    (None: not installed there with its metadata, as in a copy of the files)."""
+    (None: not installed there with its metadata, as in a copy of the files, or a record that
+    cannot be read: then what is there is all that can be checked)."""
     found = metadata.distributions(name=distribution, path=[str(_site_folder(root))])
-    return next((d.version for d in found), None)
+    try:
+        return next((d.version for d in found), None)
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def release(version: str | None) -> str | None:

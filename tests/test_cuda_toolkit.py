@@ -338,6 +338,10 @@ def test_the_mirror_links_lib64_for_an_nvcc_whose_profile_names_it(
     (wheels / "lib64" / "libcudadevrt.a").write_bytes(b"!<arch>\n")
     build_env.sync_mirror(env, build)
     assert not (mirror / "lib64").is_symlink() and (mirror / "lib64" / "libcudadevrt.a").is_symlink()
+    # ... and once it has none again, the mirror's emptied folder gives way to the link.
+    shutil.rmtree(wheels / "lib64")
+    build_env.sync_mirror(env, build)
+    assert os.readlink(mirror / "lib64") == "lib"
 
 
 def test_buildkit_torch_cuda_home_is_the_toolkit_the_build_compiles_with(

@@ -307,8 +307,10 @@ def _sync_tree(sources: list[str], target: str, known: dict[str, list[int]],
                 key = [state.st_size, state.st_mtime_ns, *_stat(copy)]
             stats[relative] = key
     if toolkit:
-        written += toolkit_mirror.finish(target, stats)
+        written += toolkit_mirror.development_links(target, stats)
     _remove_unlisted(target, stats)
+    if toolkit:
+        written += toolkit_mirror.sized_library_folder(target, stats)
     return stats, written
 
 

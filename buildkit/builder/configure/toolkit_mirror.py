@@ -28,13 +28,9 @@ _SIZED_LIBRARY_FOLDER = b"lib$(_TARGET_SIZE_)"
 SIZED_ALIAS = "lib64"
 
 
-def finish(target: str, stats: dict[str, list[int]]) -> int:
-    """Add what ``target``, a toolkit's mirror whose files are ``stats`` (relative names),
-    lacks for a link line; how many links were written or removed."""
-    return _development_links(target, stats) + _sized_library_folder(target, stats)
-
-
-def _development_links(target: str, stats: dict[str, list[int]]) -> int:
+def development_links(target: str, stats: dict[str, list[int]]) -> int:
+    """The unversioned names in ``target``, a toolkit's mirror whose files are ``stats``
+    (relative names, which gain them); how many links were written."""
     written = 0
     for relative in sorted(stats):
         match = _VERSIONED_LIBRARY.match(relative.replace(os.sep, "/"))
@@ -44,10 +40,11 @@ def _development_links(target: str, stats: dict[str, list[int]]) -> int:
     return written
 
 
-def _sized_library_folder(target: str, stats: dict[str, list[int]]) -> int:
+def sized_library_folder(target: str, stats: dict[str, list[int]]) -> int:
     """``<prefix>/lib64`` -> ``lib`` for each toolkit prefix (``cu13``) of the mirror whose
     profile asks for it and that has no ``lib64`` of its own; taken away again once an nvcc
-    that names ``lib`` replaces it."""
+    that names ``lib`` replaces it.  Run once the files the toolkit no longer has are gone
+    from the mirror (a ``lib64`` of its own before, emptied).  How many links changed."""
     written = 0
     for profile in sorted(relative for relative in stats if relative.endswith(os.sep + _PROFILE)):
         prefix = os.path.join(target, profile[:-len(_PROFILE) - 1])
